@@ -1,0 +1,67 @@
+// swift-tools-version:6.0
+// failclosed: proves with packet captures that an app's Tor integration fails closed.
+import PackageDescription
+
+let package = Package(
+  name: "failclosed",
+  platforms: [.macOS(.v14)],
+  products: [
+    .executable(name: "failclosed", targets: ["failclosed"]),
+    .library(name: "FailClosedKit", targets: ["FailClosedCLI"]),
+  ],
+  targets: [
+    // C libraries from Debian, reached through module maps and small inline shims.
+    .systemLibrary(name: "CPcap", pkgConfig: "libpcap", providers: [.apt(["libpcap-dev"])]),
+    .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+
+    // Clock, descriptors, sockets, processes: the edges every other module shares.
+    .target(name: "FailClosedSupport"),
+    // Pure protocol cores: bytes in, events and bytes out.
+    .target(name: "SOCKS"),
+    .target(name: "TorControl"),
+    // The mock Tor: SOCKS listener, bootstrap simulator, control port, stream faults.
+    .target(name: "MockTor", dependencies: ["SOCKS", "TorControl", "FailClosedSupport"]),
+    // OpenSSL at the edge: TLS client and server, a test CA made at run time.
+    .target(name: "TLS", dependencies: ["COpenSSL", "FailClosedSupport"]),
+    // The pure decoder and deny-by-default policy; libpcap capture and pcap files.
+    .target(name: "Audit"),
+    .target(name: "Capture", dependencies: ["CPcap", "Audit", "FailClosedSupport"]),
+    // Namespaces, veths, nftables, the world's services.
+    .target(
+      name: "Sandbox",
+      dependencies: ["Capture", "Audit", "TLS", "MockTor", "FailClosedSupport"]),
+    // bitchat's Tor layer, modelled on Linux.
+    .target(
+      name: "SystemUnderTest",
+      dependencies: ["SOCKS", "TLS", "MockTor", "TorControl", "FailClosedSupport"]),
+    // Scenario files, the runner and the reports.
+    .target(
+      name: "Scenarios",
+      dependencies: [
+        "Sandbox", "SystemUnderTest", "Audit", "Capture", "MockTor", "FailClosedSupport",
+      ]),
+    .target(
+      name: "FailClosedCLI",
+      dependencies: [
+        "Scenarios", "Sandbox", "SystemUnderTest", "MockTor", "Audit", "Capture",
+        "FailClosedSupport",
+      ]),
+    .executableTarget(name: "failclosed", dependencies: ["FailClosedCLI"]),
+
+    .testTarget(name: "SupportTests", dependencies: ["FailClosedSupport"]),
+    .testTarget(name: "SOCKSTests", dependencies: ["SOCKS"]),
+    .testTarget(name: "TorControlTests", dependencies: ["TorControl"]),
+    .testTarget(name: "MockTorTests", dependencies: ["MockTor", "SOCKS", "FailClosedSupport"]),
+    .testTarget(name: "TLSTests", dependencies: ["TLS", "FailClosedSupport"]),
+    .testTarget(name: "AuditTests", dependencies: ["Audit"]),
+    .testTarget(name: "CaptureTests", dependencies: ["Capture", "Audit", "FailClosedSupport"]),
+    .testTarget(
+      name: "SandboxTests", dependencies: ["Sandbox", "Capture", "Audit", "FailClosedSupport"]),
+    .testTarget(
+      name: "SystemUnderTestTests",
+      dependencies: ["SystemUnderTest", "MockTor", "TLS", "FailClosedSupport"]),
+    .testTarget(name: "ScenariosTests", dependencies: ["Scenarios", "FailClosedSupport"]),
+    .testTarget(name: "CLITests", dependencies: ["FailClosedCLI", "FailClosedSupport"]),
+  ],
+  swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,1 @@
+// Audit: work in progress; replaced as the module lands.

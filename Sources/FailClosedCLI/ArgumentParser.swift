@@ -1,0 +1,115 @@
+/// Hand-written argument parsing (no packages can be fetched here): a command declares its
+/// options, and parsing yields values or a ``UsageError`` that names the argument at fault.
+public struct OptionSpec: Sendable {
+  public enum Kind: Sendable {
+    /// `--flag`, no value.
+    case flag
+    /// `--name VALUE` or `--name=VALUE`, at most once.
+    case single
+    /// `--name VALUE`, any number of times.
+    case repeated
+  }
+
+  public let name: String
+  public let kind: Kind
+  public let valueName: String
+  public let help: String
+
+  public init(_ name: String, _ kind: Kind, valueName: String = "VALUE", help: String) {
+    self.name = name
+    self.kind = kind
+    self.valueName = valueName
+    self.help = help
+  }
+}
+
+public struct UsageError: Error, CustomStringConvertible, Equatable, Sendable {
+  public let message: String
+  public init(_ message: String) { self.message = message }
+  public var description: String { message }
+}
+
+public struct ParsedArguments: Equatable, Sendable {
+  public var flags: Set<String> = []
+  public var values: [String: [String]] = [:]
+  public var positional: [String] = []
+  /// Everything after a bare `--`, untouched (the command to run, for `exec`).
+  public var trailing: [String] = []
+
+  public func has(_ flag: String) -> Bool { flags.contains(flag) }
+  public func value(_ name: String) -> String? { values[name]?.last }
+  public func all(_ name: String) -> [String] { values[name] ?? [] }
+
+  /// Parses an option's value as an integer in `range`, naming the option when it is not.
+  public func integer(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
+    guard let text = value(name) else { return nil }
+    guard let number = Int(text), range.contains(number) else {
+      throw UsageError(
+        "--\(name): expected an integer in \(range.lowerBound)...\(range.upperBound), got '\(text)'"
+      )
+    }
+    return number
+  }
+
+  /// Parses an option's value as a non-negative number of seconds.
+  public func seconds(_ name: String) throws -> Double? {
+    guard let text = value(name) else { return nil }
+    guard let number = Double(text), number >= 0, number.isFinite else {
+      throw UsageError("--\(name): expected a number of seconds >= 0, got '\(text)'")
+    }
+    return number
+  }
+}
+
+public enum ArgumentParser {
+  public static func parse(_ arguments: [String], options: [OptionSpec]) throws -> ParsedArguments {
+    var result = ParsedArguments()
+    let byName = Dictionary(options.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+    var index = 0
+    while index < arguments.count {
+      let argument = arguments[index]
+      index += 1
+      if argument == "--" {
+        result.trailing = Array(arguments[index...])
+        break
+      }
+      guard argument.hasPrefix("--"), argument.count > 2 else {
+        if argument.hasPrefix("-") && argument != "-" {
+          throw UsageError("unknown option '\(argument)' (options are spelled --name)")
+        }
+        result.positional.append(argument)
+        continue
+      }
+      var name = String(argument.dropFirst(2))
+      var inlineValue: String?
+      if let equals = name.firstIndex(of: "=") {
+        inlineValue = String(name[name.index(after: equals)...])
+        name = String(name[..<equals])
+      }
+      guard let spec = byName[name] else {
+        throw UsageError("unknown option '--\(name)'")
+      }
+      switch spec.kind {
+      case .flag:
+        if inlineValue != nil { throw UsageError("--\(name) takes no value") }
+        result.flags.insert(name)
+      case .single, .repeated:
+        let value: String
+        if let inlineValue {
+          value = inlineValue
+        } else {
+          guard index < arguments.count else {
+            throw UsageError("--\(name) needs a value (\(spec.valueName))")
+          }
+          value = arguments[index]
+          index += 1
+        }
+        if spec.kind == .single, result.values[name] != nil {
+          throw UsageError("--\(name) given twice")
+        }
+        result.values[name, default: []].append(value)
+      }
+    }
+    return result
+  }
+}

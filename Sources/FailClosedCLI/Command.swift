@@ -1,0 +1,40 @@
+/// A subcommand of `failclosed`: its name, its help text, its options, and what it does.
+public protocol Command: Sendable {
+  var name: String { get }
+  var summary: String { get }
+  /// The usage line(s) and a description, printed by `--help` above the option list.
+  var usage: String { get }
+  var options: [OptionSpec] { get }
+  /// Runs the command and returns the process exit code.
+  func run(_ arguments: ParsedArguments) async throws -> Int32
+}
+
+/// Exit codes, Whonix's convention.
+public enum ExitCode {
+  public static let pass: Int32 = 0
+  public static let leak: Int32 = 5
+  public static let inconclusive: Int32 = 2
+  public static let usage: Int32 = 2
+}
+
+extension Command {
+  public var helpText: String {
+    var lines = [usage, ""]
+    if !options.isEmpty {
+      lines.append("Options:")
+      for option in options {
+        let left: String
+        switch option.kind {
+        case .flag: left = "--\(option.name)"
+        case .single: left = "--\(option.name) \(option.valueName)"
+        case .repeated: left = "--\(option.name) \(option.valueName) (repeatable)"
+        }
+        lines.append(
+          "  " + left.padding(toLength: max(left.count, 34), withPad: " ", startingAt: 0) + "  "
+            + option.help)
+      }
+    }
+    lines.append("  --help                              show this help")
+    return lines.joined(separator: "\n")
+  }
+}

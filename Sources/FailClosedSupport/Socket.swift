@@ -1,0 +1,129 @@
+import Foundation
+
+/// A TCP socket owned by one descriptor. Blocking calls here must run on dedicated threads
+/// (see ``BlockingIO``); the type is `@unchecked Sendable` because the descriptor is an
+/// integer handed between threads, and `close()` is made idempotent under a lock.
+public final class Socket: @unchecked Sendable {
+  public private(set) var fd: Int32
+  private let lock = NSLock()
+
+  public init(adopting fd: Int32) { self.fd = fd }
+
+  deinit { close() }
+
+  public static func tcp(_ family: SocketAddress.Family) throws -> Socket {
+    let domain = family == .ipv4 ? AF_INET : AF_INET6
+    let fd = Glibc.socket(domain, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else { throw SystemError("socket") }
+    return Socket(adopting: fd)
+  }
+
+  /// A listening socket. Port 0 picks a free port; read it back with ``localAddress``.
+  public static func listen(on address: SocketAddress, backlog: Int32 = 1024) throws -> Socket {
+    let socket = try tcp(address.family)
+    var one: Int32 = 1
+    setsockopt(socket.fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+    let bound = address.withSockAddr { Glibc.bind(socket.fd, $0, $1) }
+    guard bound == 0 else { throw SystemError("bind(\(address))") }
+    guard Glibc.listen(socket.fd, backlog) == 0 else { throw SystemError("listen(\(address))") }
+    return socket
+  }
+
+  /// Connects with a deadline; the socket is blocking again afterwards.
+  public static func connect(to address: SocketAddress, timeout: Double) throws -> Socket {
+    let socket = try tcp(address.family)
+    try socket.setNonBlocking(true)
+    let result = address.withSockAddr { Glibc.connect(socket.fd, $0, $1) }
+    if result != 0 {
+      guard errno == EINPROGRESS else { throw SystemError("connect(\(address))") }
+      var pfd = pollfd(fd: socket.fd, events: Int16(POLLOUT), revents: 0)
+      let ready = poll(&pfd, 1, Int32(max(0, timeout * 1000)))
+      if ready == 0 { throw SystemError("connect(\(address))", code: ETIMEDOUT) }
+      if ready < 0 { throw SystemError("poll(connect \(address))") }
+      var soError: Int32 = 0
+      var length = socklen_t(MemoryLayout<Int32>.size)
+      getsockopt(socket.fd, SOL_SOCKET, SO_ERROR, &soError, &length)
+      if soError != 0 { throw SystemError("connect(\(address))", code: soError) }
+    }
+    try socket.setNonBlocking(false)
+    return socket
+  }
+
+  public func setNonBlocking(_ on: Bool) throws {
+    let flags = fcntl(fd, F_GETFL)
+    let updated = on ? flags | O_NONBLOCK : flags & ~O_NONBLOCK
+    guard fcntl(fd, F_SETFL, updated) == 0 else { throw SystemError("fcntl(O_NONBLOCK)") }
+  }
+
+  /// Sets SO_RCVTIMEO and SO_SNDTIMEO so a stalled peer cannot hold a thread forever.
+  public func setTimeouts(seconds: Double) {
+    var tv = timeval(
+      tv_sec: Int(seconds), tv_usec: Int((seconds - Double(Int(seconds))) * 1_000_000))
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+  }
+
+  public func accept() throws -> (Socket, SocketAddress?) {
+    var storage = sockaddr_storage()
+    var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+    let client = withUnsafeMutablePointer(to: &storage) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.accept(fd, $0, &length) }
+    }
+    guard client >= 0 else { throw SystemError("accept") }
+    _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+    return (Socket(adopting: client), SocketAddress(storage: storage))
+  }
+
+  public var localAddress: SocketAddress? {
+    var storage = sockaddr_storage()
+    var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+    let ok = withUnsafeMutablePointer(to: &storage) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    return ok == 0 ? SocketAddress(storage: storage) : nil
+  }
+
+  /// Reads up to `max` bytes; an empty array means the peer closed.
+  public func read(max: Int = 65536) throws -> [UInt8] {
+    var buffer = [UInt8](repeating: 0, count: max)
+    while true {
+      let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, max) }
+      if n >= 0 { return Array(buffer.prefix(n)) }
+      if errno == EINTR { continue }
+      throw SystemError("read")
+    }
+  }
+
+  /// Writes every byte or throws.
+  public func write(_ bytes: [UInt8]) throws {
+    var offset = 0
+    while offset < bytes.count {
+      let n = bytes.withUnsafeBytes {
+        Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+      }
+      if n < 0 {
+        if errno == EINTR { continue }
+        throw SystemError("write")
+      }
+      offset += n
+    }
+  }
+
+  public func shutdownWrite() { _ = Glibc.shutdown(fd, Int32(SHUT_WR)) }
+
+  /// Closes with RST instead of FIN (SO_LINGER 0): how a reset is injected.
+  public func reset() {
+    var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+    close()
+  }
+
+  public func close() {
+    lock.lock()
+    defer { lock.unlock() }
+    if fd >= 0 {
+      Glibc.close(fd)
+      fd = -1
+    }
+  }
+}

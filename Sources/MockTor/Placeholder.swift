@@ -1,0 +1,1 @@
+// MockTor: work in progress; replaced as the module lands.

@@ -1,0 +1,1 @@
+// SOCKS: work in progress; replaced as the module lands.

@@ -1,0 +1,1 @@
+// Sandbox: work in progress; replaced as the module lands.

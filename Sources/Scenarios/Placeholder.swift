@@ -1,0 +1,1 @@
+// Scenarios: work in progress; replaced as the module lands.

@@ -1,0 +1,1 @@
+// SystemUnderTest: work in progress; replaced as the module lands.

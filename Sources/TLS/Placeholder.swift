@@ -1,0 +1,1 @@
+// TLS: work in progress; replaced as the module lands.

@@ -1,0 +1,1 @@
+// TorControl: work in progress; replaced as the module lands.

@@ -1,0 +1,1 @@
+// AuditTests: work in progress; replaced as the module lands.

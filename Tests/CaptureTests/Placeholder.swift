@@ -1,0 +1,1 @@
+// CaptureTests: work in progress; replaced as the module lands.

@@ -1,0 +1,1 @@
+// MockTorTests: work in progress; replaced as the module lands.

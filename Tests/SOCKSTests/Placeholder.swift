@@ -1,0 +1,1 @@
+// SOCKSTests: work in progress; replaced as the module lands.

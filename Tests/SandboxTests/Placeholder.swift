@@ -1,0 +1,1 @@
+// SandboxTests: work in progress; replaced as the module lands.

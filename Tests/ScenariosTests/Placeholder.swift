@@ -1,0 +1,1 @@
+// ScenariosTests: work in progress; replaced as the module lands.

@@ -1,0 +1,43 @@
+import FailClosedSupport
+import Glibc
+import Testing
+
+@Suite struct SocketAddressTests {
+  @Test func parsesAndPrintsBothFamilies() throws {
+    let v4 = try #require(SocketAddress("127.0.0.1:39050"))
+    #expect(v4.bytes == [127, 0, 0, 1])
+    #expect(v4.port == 39050)
+    #expect(v4.description == "127.0.0.1:39050")
+    #expect(v4.isLoopback)
+    let v6 = try #require(SocketAddress("[fd00::1]:53"))
+    #expect(v6.family == .ipv6)
+    #expect(v6.description == "[fd00::1]:53")
+    #expect(!v6.isLoopback)
+    #expect(try #require(SocketAddress("[::1]:1")).isLoopback)
+  }
+
+  @Test(arguments: ["", "127.0.0.1", "127.0.0.1:", "127.0.0.1:70000", "::1:53", "[::1]", "a:1"])
+  func rejectsMalformed(_ text: String) {
+    #expect(SocketAddress(text) == nil)
+  }
+
+  @Test func loopbackListenerAcceptsAConnection() throws {
+    let listener = try Socket.listen(on: SocketAddress("127.0.0.1:0")!)
+    let address = try #require(listener.localAddress)
+    let client = try Socket.connect(to: address, timeout: 1)
+    let (server, _) = try listener.accept()
+    try client.write(Array("ping".utf8))
+    #expect(try server.read() == Array("ping".utf8))
+    client.close()
+    #expect(try server.read().isEmpty)
+  }
+
+  @Test func connectToAClosedPortIsRefusedWithItsName() throws {
+    let listener = try Socket.listen(on: SocketAddress("127.0.0.1:0")!)
+    let address = try #require(listener.localAddress)
+    listener.close()
+    #expect(throws: SystemError("connect(\(address))", code: ECONNREFUSED)) {
+      try Socket.connect(to: address, timeout: 1)
+    }
+  }
+}

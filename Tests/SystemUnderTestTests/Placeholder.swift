@@ -1,0 +1,1 @@
+// SystemUnderTestTests: work in progress; replaced as the module lands.

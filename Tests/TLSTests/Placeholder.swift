@@ -1,0 +1,1 @@
+// TLSTests: work in progress; replaced as the module lands.

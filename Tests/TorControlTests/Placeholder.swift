@@ -1,0 +1,1 @@
+// TorControlTests: work in progress; replaced as the module lands.
