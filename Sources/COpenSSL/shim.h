@@ -30,4 +30,18 @@ static inline long fc_SSL_CTX_set_tlsext_servername_arg(SSL_CTX *c, void *arg) {
   return SSL_CTX_set_tlsext_servername_arg(c, arg);
 }
 static inline int fc_SSL_TLSEXT_ERR_OK(void) { return SSL_TLSEXT_ERR_OK; }
+static inline int fc_SSL_TLSEXT_ERR_ALERT_FATAL(void) { return SSL_TLSEXT_ERR_ALERT_FATAL; }
+static inline long fc_SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER(void) {
+  return SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER;
+}
+static inline long fc_SSL_OP_IGNORE_UNEXPECTED_EOF(void) { return SSL_OP_IGNORE_UNEXPECTED_EOF; }
+static inline long fc_SSL_OP_NO_RENEGOTIATION(void) { return SSL_OP_NO_RENEGOTIATION; }
+static inline void fc_OPENSSL_free(void *p) { OPENSSL_free(p); }
+static inline int fc_X509_V_OK(void) { return X509_V_OK; }
+static inline int fc_X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS(void) {
+  return X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS;
+}
+/* A zeroed v3 context without a config database (X509V3_set_ctx_nodb is a macro). */
+static inline void fc_X509V3_set_ctx_nodb(X509V3_CTX *ctx) { X509V3_set_ctx_nodb(ctx); }
+static inline int fc_MBSTRING_ASC(void) { return MBSTRING_ASC; }
 #endif

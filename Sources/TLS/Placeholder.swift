@@ -1,1 +1,0 @@
-// TLS: work in progress; replaced as the module lands.

@@ -1,1 +1,0 @@
-// TLSTests: work in progress; replaced as the module lands.
