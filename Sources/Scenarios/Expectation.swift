@@ -1,0 +1,100 @@
+/// What a scenario requires. The capture-based kinds are judged from the audit; the others
+/// from the app's events and the bootstrap timeline.
+public enum Expectation: Sendable, Equatable {
+  /// Nothing left the device outside Tor, except what the user chose (exposure).
+  case noLeak
+  /// A canary: a leak of each of these classes must be caught.
+  case leakCaught(classes: [LeakClass])
+  /// Messages and connects asked for while Tor was not ready were queued, and none was sent
+  /// until Tor became ready.
+  case requestsQueuedBeforeReady
+  /// A notification was posted by a virtual time; with `count`, exactly that many times.
+  case notification(name: String, by: Double, count: Int?)
+  /// A notification was not posted before a time (nil: during the whole run).
+  case noNotification(name: String, before: Double?)
+  /// A request went out over this transport by a time.
+  case requestSent(transport: Transport, by: Double)
+  /// The proxy mode in force at a virtual time.
+  case proxyMode(Transport, at: Double)
+  /// The bootstrap summary at a time (nil: at the end of the run).
+  case bootstrapSummary(text: String, match: TextMatch, at: Double?)
+  /// These events happened in this order (other events may come between).
+  case eventsInOrder([String])
+  /// Every packet went to an allowed Tor address: no leak and no exposure either.
+  case trafficOnlyToTor
+  /// Direct traffic happened while the user had turned Tor off, and it is reported as the
+  /// user's choice (exposure), not as a leak.
+  case clearnetByUserChoice
+
+  public enum Transport: String, Sendable, CaseIterable {
+    case tor, direct
+  }
+
+  public enum TextMatch: String, Sendable, CaseIterable {
+    case equals, contains
+  }
+
+  /// The kind as written in scenario files.
+  public var kind: String {
+    switch self {
+    case .noLeak: return "no-leak"
+    case .leakCaught: return "leak-caught"
+    case .requestsQueuedBeforeReady: return "requests-queued-before-ready"
+    case .notification: return "notification"
+    case .noNotification: return "no-notification"
+    case .requestSent: return "request-sent"
+    case .proxyMode: return "proxy-mode"
+    case .bootstrapSummary: return "bootstrap-summary"
+    case .eventsInOrder: return "events-in-order"
+    case .trafficOnlyToTor: return "traffic-only-to-tor"
+    case .clearnetByUserChoice: return "clearnet-by-user-choice"
+    }
+  }
+
+  public static let kinds = [
+    "no-leak", "leak-caught", "requests-queued-before-ready", "notification", "no-notification",
+    "request-sent", "proxy-mode", "bootstrap-summary", "events-in-order", "traffic-only-to-tor",
+    "clearnet-by-user-choice",
+  ]
+
+  /// A plain sentence for reports: "TorBootstrapDidStall posted by 75 s".
+  public var sentence: String {
+    switch self {
+    case .noLeak: return "no leak"
+    case .leakCaught(let classes):
+      return "a \(classes.map(\.rawValue).joined(separator: ", ")) leak is caught"
+    case .requestsQueuedBeforeReady: return "requests queued, none sent before Tor is ready"
+    case .notification(let name, let by, let count):
+      let times = count.map { " exactly \($0) time\($0 == 1 ? "" : "s")" } ?? ""
+      return "\(name) posted\(times) by \(formatSeconds(by))"
+    case .noNotification(let name, let before):
+      return "\(name) not posted" + (before.map { " before \(formatSeconds($0))" } ?? "")
+    case .requestSent(let transport, let by):
+      return "a request sent via \(transport.rawValue) by \(formatSeconds(by))"
+    case .proxyMode(let mode, let at): return "proxy mode \(mode.rawValue) at \(formatSeconds(at))"
+    case .bootstrapSummary(let text, let match, let at):
+      let when = at.map { "at \(formatSeconds($0))" } ?? "at the end"
+      return "bootstrap summary \(match == .equals ? "is" : "contains") \"\(text)\" \(when)"
+    case .eventsInOrder(let events): return "events in order: " + events.joined(separator: " -> ")
+    case .trafficOnlyToTor: return "traffic only to Tor"
+    case .clearnetByUserChoice: return "clearnet by the user's choice, reported as exposure"
+    }
+  }
+}
+
+/// The audit's leak classes (DESIGN.md).
+public enum LeakClass: String, Sendable, CaseIterable, Comparable {
+  case dns, tcp, udp, icmp, ipv6, multicast
+  case otherProtocol = "other-protocol"
+
+  public static func < (lhs: LeakClass, rhs: LeakClass) -> Bool {
+    allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+  }
+}
+
+/// "75 s", "2.5 s": seconds for people.
+public func formatSeconds(_ seconds: Double) -> String {
+  if seconds.rounded() == seconds, abs(seconds) < 1e9 { return "\(Int(seconds)) s" }
+  let text = String((seconds * 1000).rounded() / 1000)
+  return text + " s"
+}

@@ -1,1 +1,0 @@
-// Scenarios: work in progress; replaced as the module lands.

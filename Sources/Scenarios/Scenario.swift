@@ -1,0 +1,254 @@
+/// One scenario file: a test plan a reviewer can read. What Tor does, what the censor does,
+/// what the app does over virtual time, and what must (not) happen.
+public struct Scenario: Sendable, Equatable {
+  /// The file's name without directory and extension, e.g. `stall-past-75s`; what `--filter`
+  /// and reports use.
+  public var name: String
+  /// The file path as given to the loader, for messages.
+  public var path: String
+  public var title: String
+  /// One sentence: what a pass of this scenario proves.
+  public var proves: String
+  /// Which of the system under test's documented weaknesses (1...4) this scenario shows.
+  public var weakness: Int?
+  /// How long the scenario runs, in virtual seconds.
+  public var duration: Double
+  public var tor: TorPlan
+  public var network: NetworkPlan
+  public var app: AppPlan
+  public var expectations: [Expectation]
+
+  public init(
+    name: String, path: String, title: String, proves: String, weakness: Int? = nil,
+    duration: Double, tor: TorPlan, network: NetworkPlan = NetworkPlan(), app: AppPlan,
+    expectations: [Expectation]
+  ) {
+    self.name = name
+    self.path = path
+    self.title = title
+    self.proves = proves
+    self.weakness = weakness
+    self.duration = duration
+    self.tor = tor
+    self.network = network
+    self.app = app
+    self.expectations = expectations
+  }
+
+  /// A canary expects a leak to be caught: it proves the detector fires.
+  public var isCanary: Bool {
+    expectations.contains { if case .leakCaught = $0 { return true } else { return false } }
+  }
+}
+
+/// The Tor side: the mock's personality, its bootstrap plan, per-destination faults, a crash.
+public struct TorPlan: Sendable, Equatable {
+  public enum Personality: String, Sendable, CaseIterable {
+    /// Arti in process (bitchat): progress 0 or 100, SOCKS bound only after bootstrap.
+    case arti
+    /// C tor (Onion Browser): tagged phases, a control port.
+    case ctor
+  }
+
+  public var personality: Personality
+  /// The mock's bootstrap plan, passed through as written: "healthy:5", "stall:conn:timeout",
+  /// "never", "flap:10", "crash:30".
+  public var bootstrap: String
+  public var faults: [StreamFault]
+  /// Virtual second at which the Tor process crashes, if it does.
+  public var crashAt: Double?
+
+  public init(
+    personality: Personality, bootstrap: String, faults: [StreamFault] = [],
+    crashAt: Double? = nil
+  ) {
+    self.personality = personality
+    self.bootstrap = bootstrap
+    self.faults = faults
+    self.crashAt = crashAt
+  }
+}
+
+/// A fault the mock applies to streams towards one destination (toxiproxy's vocabulary).
+public struct StreamFault: Sendable, Equatable {
+  public enum Kind: String, Sendable, CaseIterable {
+    case drop
+    case reset
+    case latency
+    case blackhole
+    case socksError = "socks-error"
+    case slowClose = "slow-close"
+  }
+
+  /// "host:port" as the app names it, e.g. "relay.damus.io:443".
+  public var destination: String
+  public var kind: Kind
+  /// For latency: added delay in milliseconds.
+  public var milliseconds: Int?
+  /// For blackhole: bytes passed before the stream goes silent.
+  public var afterBytes: Int?
+  /// For socks-error: the SOCKS5 reply code (1...8, or Tor's 0xF0...0xF7).
+  public var reply: Int?
+
+  public init(
+    destination: String, kind: Kind, milliseconds: Int? = nil, afterBytes: Int? = nil,
+    reply: Int? = nil
+  ) {
+    self.destination = destination
+    self.kind = kind
+    self.milliseconds = milliseconds
+    self.afterBytes = afterBytes
+    self.reply = reply
+  }
+}
+
+/// The censor between the device and the world.
+public struct NetworkPlan: Sendable, Equatable {
+  public var censor: [CensorRule]
+  public var dnsPoisoning: [DNSPoisoning]
+
+  public init(censor: [CensorRule] = [], dnsPoisoning: [DNSPoisoning] = []) {
+    self.censor = censor
+    self.dnsPoisoning = dnsPoisoning
+  }
+}
+
+/// One nftables rule in the censor namespace.
+public struct CensorRule: Sendable, Equatable {
+  public enum Action: String, Sendable, CaseIterable {
+    case drop
+    case rejectReset = "reject-reset"
+    case rejectICMP = "reject-icmp"
+  }
+
+  public enum TransportProtocol: String, Sendable, CaseIterable {
+    case tcp, udp, icmp, any
+  }
+
+  /// Symbolic targets the runner maps to the sandbox's addresses.
+  public static let symbolicTargets = ["tor-guards", "dns-resolver", "world", "any"]
+
+  public var action: Action
+  /// A symbolic target (``symbolicTargets``) or a host name the world serves.
+  public var target: String
+  public var port: Int?
+  public var transport: TransportProtocol
+  /// Matches only packets at least this long (bytes, IP length).
+  public var minPacketSize: Int?
+  /// Matches only once a connection has carried this many bytes (nftables `ct bytes`): how
+  /// "TLS dropped after the handshake" is written.
+  public var afterBytes: Int?
+  /// Virtual seconds during which the rule is in force; nil means from the start / to the end.
+  public var from: Double?
+  public var until: Double?
+
+  public init(
+    action: Action, target: String, port: Int? = nil, transport: TransportProtocol = .any,
+    minPacketSize: Int? = nil, afterBytes: Int? = nil, from: Double? = nil, until: Double? = nil
+  ) {
+    self.action = action
+    self.target = target
+    self.port = port
+    self.transport = transport
+    self.minPacketSize = minPacketSize
+    self.afterBytes = afterBytes
+    self.from = from
+    self.until = until
+  }
+}
+
+/// A lie the censor tells about one name.
+public struct DNSPoisoning: Sendable, Equatable {
+  public enum Answer: String, Sendable, CaseIterable {
+    case nxdomain, refused, sinkhole, drop
+  }
+
+  public var name: String
+  public var answer: Answer
+
+  public init(name: String, answer: Answer) {
+    self.name = name
+    self.answer = answer
+  }
+}
+
+/// The app: which profile, its starting state, and what the user and the OS do to it.
+public struct AppPlan: Sendable, Equatable {
+  public enum Profile: String, Sendable, CaseIterable {
+    /// bitchat's rules and numbers, weaknesses included.
+    case bitchat
+    /// bitchat with each documented weakness fixed.
+    case hardened
+    /// Foundation's URLSession with a SOCKS proxy dictionary: leaks on Linux (a canary).
+    case naivePort = "naive-port"
+  }
+
+  public var profile: Profile
+  /// The user's "route through Tor" preference at start.
+  public var torPreference: Bool
+  /// Whether network activation is allowed at start.
+  public var activationGranted: Bool
+  /// Relays the user added before the scenario starts.
+  public var customRelays: [String]
+  /// In time order (the parser sorts stably by `at`).
+  public var actions: [AppAction]
+
+  public init(
+    profile: Profile, torPreference: Bool = true, activationGranted: Bool = true,
+    customRelays: [String] = [], actions: [AppAction]
+  ) {
+    self.profile = profile
+    self.torPreference = torPreference
+    self.activationGranted = activationGranted
+    self.customRelays = customRelays
+    self.actions = actions
+  }
+}
+
+/// One step at a virtual time.
+public struct AppAction: Sendable, Equatable {
+  public enum Step: Sendable, Equatable {
+    case start
+    case foreground
+    case background
+    case setPreference(enabled: Bool)
+    case revokeActivation
+    case grantActivation
+    case pathChange
+    case addRelay(url: String)
+    case sendMessage(text: String)
+    case refreshDirectory
+    case torCrash
+
+    /// The verb as written in scenario files.
+    public var verb: String {
+      switch self {
+      case .start: return "start"
+      case .foreground: return "foreground"
+      case .background: return "background"
+      case .setPreference: return "set-preference"
+      case .revokeActivation: return "revoke-activation"
+      case .grantActivation: return "grant-activation"
+      case .pathChange: return "path-change"
+      case .addRelay: return "add-relay"
+      case .sendMessage: return "send-message"
+      case .refreshDirectory: return "refresh-directory"
+      case .torCrash: return "tor-crash"
+      }
+    }
+
+    public static let verbs = [
+      "start", "foreground", "background", "set-preference", "revoke-activation",
+      "grant-activation", "path-change", "add-relay", "send-message", "refresh-directory",
+      "tor-crash",
+    ]
+  }
+
+  public var at: Double
+  public var step: Step
+
+  public init(at: Double, step: Step) {
+    self.at = at
+    self.step = step
+  }
+}

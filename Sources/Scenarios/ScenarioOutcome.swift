@@ -1,0 +1,163 @@
+/// Everything one run of a scenario produced, as the judge and the reports read it. The runner
+/// fills it from the sandbox, the app's JSON events, the mock's bootstrap timeline and the
+/// audit. Every time is in virtual seconds since the scenario started (the runner converts
+/// capture timestamps with the clock's scale), so events, bootstrap and packets share one axis.
+public struct ScenarioOutcome: Sendable, Equatable {
+  public var events: [AppEvent]
+  public var bootstrap: [BootstrapSample]
+  public var audit: AuditSummary
+  public var capture: CaptureStats
+  /// Set when the run could not complete (setup error, the app crashed): the verdict is then
+  /// inconclusive whatever else was seen, unless a leak was caught.
+  public var runError: String?
+  /// Real seconds the run took.
+  public var wallSeconds: Double
+
+  public init(
+    events: [AppEvent] = [], bootstrap: [BootstrapSample] = [], audit: AuditSummary,
+    capture: CaptureStats, runError: String? = nil, wallSeconds: Double = 0
+  ) {
+    self.events = events
+    self.bootstrap = bootstrap
+    self.audit = audit
+    self.capture = capture
+    self.runError = runError
+    self.wallSeconds = wallSeconds
+  }
+}
+
+/// One event the app emitted (`failclosed app` JSON line). Names in ``AppEventName``.
+public struct AppEvent: Sendable, Equatable {
+  public var time: Double
+  public var name: String
+  /// Values as strings: "true"/"false" for Booleans.
+  public var fields: [String: String]
+
+  public init(time: Double, name: String, fields: [String: String] = [:]) {
+    self.time = time
+    self.name = name
+    self.fields = fields
+  }
+}
+
+/// The event names the judge understands. The notifications keep bitchat's names.
+public enum AppEventName {
+  public static let torWillStart = "TorWillStart"
+  public static let torDidBecomeReady = "TorDidBecomeReady"
+  public static let torWillRestart = "TorWillRestart"
+  public static let torBootstrapDidStall = "TorBootstrapDidStall"
+  public static let torUserPreferenceChanged = "TorUserPreferenceChanged"  // enabled=true|false
+  /// TorManager.isReady changed: fields isReady=true|false.
+  public static let readyChanged = "ready-changed"
+  /// TorURLSession.setProxyMode: fields useTor=true|false.
+  public static let proxyMode = "proxy-mode"
+  /// A message, connect or directory fetch parked until Tor is ready: kind, target.
+  public static let requestQueued = "request-queued"
+  /// A request handed to a transport: transport=tor|direct, kind, target.
+  public static let requestSent = "request-sent"
+  /// A request that failed: target, reason.
+  public static let requestFailed = "request-failed"
+  /// Relay settings: relay-added url; relay-rejected url, reason=malformed|alreadyPresent|limitReached.
+  public static let relayAdded = "relay-added"
+  public static let relayRejected = "relay-rejected"
+  /// GeoRelayDirectory loaded its list: source=cache|bundle|remote.
+  public static let directoryLoaded = "directory-loaded"
+}
+
+/// The bootstrap state at a moment, as TorManager read it.
+public struct BootstrapSample: Sendable, Equatable {
+  public var time: Double
+  public var progress: Int
+  public var summary: String
+
+  public init(time: Double, progress: Int, summary: String) {
+    self.time = time
+    self.progress = progress
+    self.summary = summary
+  }
+}
+
+/// The audit's verdict on the capture alone.
+public enum AuditVerdict: String, Sendable, Equatable {
+  case pass, leak, inconclusive
+}
+
+/// What the audit concluded about the capture.
+public struct AuditSummary: Sendable, Equatable {
+  public var verdict: AuditVerdict
+  /// Why the capture cannot decide (drops, late start, missing positive control).
+  public var inconclusiveReasons: [String]
+  /// Every flow that left the device to a destination outside the allowed Tor addresses.
+  public var leaks: [LeakRecord]
+  /// Packets per class over time for the timeline: "tor", "link-control" and the leak classes.
+  public var traffic: [TrafficSample]
+
+  public init(
+    verdict: AuditVerdict, inconclusiveReasons: [String] = [], leaks: [LeakRecord] = [],
+    traffic: [TrafficSample] = []
+  ) {
+    self.verdict = verdict
+    self.inconclusiveReasons = inconclusiveReasons
+    self.leaks = leaks
+    self.traffic = traffic
+  }
+}
+
+/// One leaking flow with its evidence.
+public struct LeakRecord: Sendable, Equatable {
+  public var leakClass: LeakClass
+  /// "10.77.3.2:443", "[fd00::2]:53"
+  public var destination: String
+  /// "tcp", "udp", "icmp", ...
+  public var transport: String
+  /// DNS question names, TLS SNI and HTTP Host names seen in the clear.
+  public var names: [String]
+  public var firstTime: Double
+  public var lastTime: Double
+  public var packets: Int
+  public var bytes: Int
+
+  public init(
+    leakClass: LeakClass, destination: String, transport: String, names: [String] = [],
+    firstTime: Double, lastTime: Double, packets: Int, bytes: Int
+  ) {
+    self.leakClass = leakClass
+    self.destination = destination
+    self.transport = transport
+    self.names = names
+    self.firstTime = firstTime
+    self.lastTime = lastTime
+    self.packets = packets
+    self.bytes = bytes
+  }
+}
+
+/// Packets of one class seen in one time bucket starting at `time`.
+public struct TrafficSample: Sendable, Equatable {
+  public var time: Double
+  public var trafficClass: String
+  public var packets: Int
+
+  public init(time: Double, trafficClass: String, packets: Int) {
+    self.time = time
+    self.trafficClass = trafficClass
+    self.packets = packets
+  }
+}
+
+/// The capture's own statistics (pcap_stats and the start synchronisation).
+public struct CaptureStats: Sendable, Equatable {
+  public var packets: Int
+  /// ps_drop + ps_ifdrop: above zero makes the audit inconclusive.
+  public var dropped: Int
+  public var positiveControlSeen: Bool
+  /// The pcap file, kept for failed scenarios or with --keep-pcaps.
+  public var pcapPath: String?
+
+  public init(packets: Int, dropped: Int, positiveControlSeen: Bool, pcapPath: String? = nil) {
+    self.packets = packets
+    self.dropped = dropped
+    self.positiveControlSeen = positiveControlSeen
+    self.pcapPath = pcapPath
+  }
+}

@@ -1,0 +1,298 @@
+/// Turns a scenario file's text into a ``Scenario``, or an error naming the file, the field's
+/// JSON path and what was expected. Accepts exactly what Scenarios/scenario.schema.json
+/// accepts, plus the checks a schema cannot state (an action after the end of the run).
+public enum ScenarioParser {
+  /// Patterns shared with the JSON Schema (kept identical; a test checks they agree).
+  public enum Pattern {
+    public static let bootstrapPlan =
+      "^(healthy(:[0-9]+(\\.[0-9]+)?)?|never|stall:[a-z_]+(:[a-z_]+)?|flap:[0-9]+(\\.[0-9]+)?"
+      + "|crash:[0-9]+(\\.[0-9]+)?)$"
+    public static let destination = "^[A-Za-z0-9.-]+:[0-9]{1,5}$"
+    public static let host = "^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$"
+  }
+
+  public static let notificationNames = [
+    "TorWillStart", "TorDidBecomeReady", "TorWillRestart", "TorBootstrapDidStall",
+    "TorUserPreferenceChanged",
+  ]
+
+  /// `name` defaults to the file name without directory and `.json`.
+  public static func parse(_ text: String, file: String, name: String? = nil)
+    throws(ScenarioError) -> Scenario
+  {
+    let root: JSONValue
+    do {
+      root = try JSONParser.parse(text)
+    } catch {
+      throw ScenarioError(file: file, path: "", message: "not valid JSON: \(error)")
+    }
+    let doc = try FieldReader(root, file: file, path: "")
+    try doc.rejectUnknown(allowing: [
+      "$schema", "title", "proves", "weakness", "duration", "tor", "network", "app", "expect",
+    ])
+    if let schema = doc.value("$schema"), case .string = schema {
+    } else if let schema = doc.value("$schema") {
+      throw doc.fail("$schema", "expected a string, got \(schema.shortDescription)")
+    }
+    let title = try doc.string("title")!
+    let proves = try doc.string("proves")!
+    let weakness = try doc.integer("weakness", in: 1...4, "a weakness number")
+    let duration = try doc.seconds("duration", required: true, positive: true)!
+    guard let torReader = try doc.object("tor") else {
+      throw doc.fail(nil, "missing \"tor\": expected an object (personality, bootstrap)")
+    }
+    let tor = try parseTor(torReader, duration: duration)
+    let network = try doc.object("network").map { r throws(ScenarioError) in try parseNetwork(r) }
+    guard let appReader = try doc.object("app") else {
+      throw doc.fail(nil, "missing \"app\": expected an object (profile, actions)")
+    }
+    let app = try parseApp(appReader, duration: duration)
+    let expectations = try doc.array("expect", required: true, minCount: 1, "expectations")!
+      .map { e throws(ScenarioError) in try parseExpectation(e.value, file: file, path: e.path) }
+    return Scenario(
+      name: name ?? defaultName(file), path: file, title: title, proves: proves,
+      weakness: weakness, duration: duration, tor: tor, network: network ?? NetworkPlan(),
+      app: app, expectations: expectations)
+  }
+
+  static func defaultName(_ file: String) -> String {
+    let base = file.split(separator: "/").last.map(String.init) ?? file
+    return base.hasSuffix(".json") ? String(base.dropLast(5)) : base
+  }
+
+  private static func parseTor(_ r: FieldReader, duration: Double) throws(ScenarioError)
+    -> TorPlan
+  {
+    try r.rejectUnknown(allowing: ["personality", "bootstrap", "faults", "crashAt", "note"])
+    let personality = TorPlan.Personality(
+      rawValue: try r.oneOf("personality", TorPlan.Personality.allCases.map(\.rawValue))!)!
+    let bootstrap = try r.string(
+      "bootstrap", matching: Pattern.bootstrapPlan,
+      "a bootstrap plan (healthy[:S], never, stall:PHASE[:HOW], flap:S, crash:S)")!
+    let faults = try (r.array("faults", "faults") ?? []).map { f throws(ScenarioError) in
+      try parseFault(FieldReader(f.value, file: r.file, path: f.path))
+    }
+    let crashAt = try r.seconds("crashAt")
+    if let crashAt, crashAt > duration {
+      throw r.fail("crashAt", afterEnd(crashAt, duration))
+    }
+    _ = try r.string("note", required: false)
+    return TorPlan(personality: personality, bootstrap: bootstrap, faults: faults, crashAt: crashAt)
+  }
+
+  private static func afterEnd(_ t: Double, _ duration: Double) -> String {
+    "\(formatSeconds(t)) is after the end of the run (duration \(formatSeconds(duration)))"
+  }
+
+  private static func parseFault(_ r: FieldReader) throws(ScenarioError) -> StreamFault {
+    try r.rejectUnknown(allowing: ["destination", "fault", "ms", "afterBytes", "reply", "note"])
+    let destination = try r.string(
+      "destination", matching: Pattern.destination, "a destination \"host:port\"")!
+    let kind = StreamFault.Kind(
+      rawValue: try r.oneOf("fault", StreamFault.Kind.allCases.map(\.rawValue))!)!
+    let ms = try r.integer(
+      "ms", in: 0...600_000, "a delay in milliseconds", required: kind == .latency)
+    let afterBytes = try r.integer(
+      "afterBytes", in: 0...1_073_741_824, "a byte count", required: kind == .blackhole)
+    let reply = try r.integer(
+      "reply", in: 1...255, "a SOCKS reply code", required: kind == .socksError)
+    _ = try r.string("note", required: false)
+    return StreamFault(
+      destination: destination, kind: kind, milliseconds: ms, afterBytes: afterBytes, reply: reply)
+  }
+
+  private static func parseNetwork(_ r: FieldReader) throws(ScenarioError) -> NetworkPlan {
+    try r.rejectUnknown(allowing: ["censor", "dnsPoisoning", "note"])
+    let rules = try (r.array("censor", "censor rules") ?? []).map { e throws(ScenarioError) in
+      try parseCensorRule(FieldReader(e.value, file: r.file, path: e.path))
+    }
+    let poisoning = try (r.array("dnsPoisoning", "DNS poisoning rules") ?? []).map {
+      e throws(ScenarioError) in
+      let p = try FieldReader(e.value, file: r.file, path: e.path)
+      try p.rejectUnknown(allowing: ["name", "answer", "note"])
+      let name = try p.string("name", matching: Pattern.host, "a lower-case host name")!
+      let answer = DNSPoisoning.Answer(
+        rawValue: try p.oneOf("answer", DNSPoisoning.Answer.allCases.map(\.rawValue))!)!
+      _ = try p.string("note", required: false)
+      return DNSPoisoning(name: name, answer: answer)
+    }
+    _ = try r.string("note", required: false)
+    return NetworkPlan(censor: rules, dnsPoisoning: poisoning)
+  }
+
+  private static func parseCensorRule(_ r: FieldReader) throws(ScenarioError) -> CensorRule {
+    try r.rejectUnknown(allowing: [
+      "action", "to", "port", "protocol", "minPacketSize", "afterBytes", "from", "until", "note",
+    ])
+    let action = CensorRule.Action(
+      rawValue: try r.oneOf("action", CensorRule.Action.allCases.map(\.rawValue))!)!
+    let target = try r.string(
+      "to", matching: Pattern.host,
+      "a target: tor-guards, dns-resolver, world, any, or a host name the world serves")!
+    let port = try r.integer("port", in: 1...65535, "a port")
+    let transport =
+      try r.oneOf(
+        "protocol", CensorRule.TransportProtocol.allCases.map(\.rawValue), required: false
+      )
+      .map { CensorRule.TransportProtocol(rawValue: $0)! } ?? .any
+    let minSize = try r.integer("minPacketSize", in: 1...65535, "a packet size in bytes")
+    let afterBytes = try r.integer("afterBytes", in: 0...1_073_741_824, "a byte count")
+    let from = try r.seconds("from")
+    let until = try r.seconds("until")
+    if let from, let until, until <= from {
+      throw r.fail("until", "expected a time after \"from\" (\(formatSeconds(from)))")
+    }
+    _ = try r.string("note", required: false)
+    return CensorRule(
+      action: action, target: target, port: port, transport: transport, minPacketSize: minSize,
+      afterBytes: afterBytes, from: from, until: until)
+  }
+
+  private static func parseApp(_ r: FieldReader, duration: Double) throws(ScenarioError)
+    -> AppPlan
+  {
+    try r.rejectUnknown(allowing: [
+      "profile", "torPreference", "activation", "customRelays", "actions", "note",
+    ])
+    let profile = AppPlan.Profile(
+      rawValue: try r.oneOf("profile", AppPlan.Profile.allCases.map(\.rawValue))!)!
+    let preference = try r.bool("torPreference") ?? true
+    let activation =
+      try r.oneOf("activation", ["granted", "revoked"], required: false) ?? "granted"
+    let relays = try (r.array("customRelays", "relay URLs") ?? []).map {
+      e throws(ScenarioError) in
+      guard case .string(let s) = e.value, !s.isEmpty else {
+        throw ScenarioError(
+          file: r.file, path: e.path,
+          message: "expected a relay URL string, got \(e.value.shortDescription)")
+      }
+      return s
+    }
+    let actions = try r.array("actions", required: true, minCount: 1, "actions")!.map {
+      e throws(ScenarioError) in
+      try parseAction(FieldReader(e.value, file: r.file, path: e.path), duration: duration)
+    }
+    _ = try r.string("note", required: false)
+    return AppPlan(
+      profile: profile, torPreference: preference, activationGranted: activation == "granted",
+      customRelays: relays,
+      // Stable: actions at the same time keep their written order.
+      actions: actions.enumerated().sorted {
+        ($0.element.at, $0.offset) < ($1.element.at, $1.offset)
+      }
+      .map(\.element))
+  }
+
+  private static func parseAction(_ r: FieldReader, duration: Double) throws(ScenarioError)
+    -> AppAction
+  {
+    let verb = try r.oneOf("do", AppAction.Step.verbs)!
+    var allowed = ["at", "do", "note"]
+    switch verb {
+    case "set-preference": allowed.append("enabled")
+    case "add-relay": allowed.append("url")
+    case "send-message": allowed.append("text")
+    default: break
+    }
+    try r.rejectUnknown(allowing: allowed)
+    let at = try r.seconds("at", required: true)!
+    if at > duration { throw r.fail("at", afterEnd(at, duration)) }
+    _ = try r.string("note", required: false)
+    let step: AppAction.Step
+    switch verb {
+    case "start": step = .start
+    case "foreground": step = .foreground
+    case "background": step = .background
+    case "set-preference": step = .setPreference(enabled: try r.bool("enabled", required: true)!)
+    case "revoke-activation": step = .revokeActivation
+    case "grant-activation": step = .grantActivation
+    case "path-change": step = .pathChange
+    case "add-relay": step = .addRelay(url: try r.string("url")!)
+    case "send-message": step = .sendMessage(text: try r.string("text", required: false) ?? "hello")
+    case "refresh-directory": step = .refreshDirectory
+    default: step = .torCrash
+    }
+    return AppAction(at: at, step: step)
+  }
+
+  static func parseExpectation(_ value: JSONValue, file: String, path: String)
+    throws(ScenarioError) -> Expectation
+  {
+    let r = try FieldReader(value, file: file, path: path)
+    let kind = try r.oneOf("kind", Expectation.kinds)!
+    var allowed = ["kind", "because"]
+    switch kind {
+    case "leak-caught": allowed += ["classes"]
+    case "notification": allowed += ["name", "by", "count"]
+    case "no-notification": allowed += ["name", "before"]
+    case "request-sent": allowed += ["transport", "by"]
+    case "proxy-mode": allowed += ["mode", "at"]
+    case "bootstrap-summary": allowed += ["text", "match", "at"]
+    case "events-in-order": allowed += ["events"]
+    default: break
+    }
+    try r.rejectUnknown(allowing: allowed)
+    _ = try r.string("because", required: false)
+    switch kind {
+    case "no-leak": return .noLeak
+    case "leak-caught":
+      var classes: [LeakClass] = []
+      for e in try r.array("classes", required: true, minCount: 1, "leak classes")! {
+        guard case .string(let s) = e.value, let c = LeakClass(rawValue: s) else {
+          let names = LeakClass.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+          throw ScenarioError(
+            file: file, path: e.path,
+            message: "expected a leak class (one of \(names)), got \(e.value.shortDescription)")
+        }
+        if classes.contains(c) {
+          throw ScenarioError(file: file, path: e.path, message: "\"\(s)\" is listed twice")
+        }
+        classes.append(c)
+      }
+      return .leakCaught(classes: classes)
+    case "requests-queued-before-ready": return .requestsQueuedBeforeReady
+    case "notification":
+      return .notification(
+        name: try r.oneOf("name", notificationNames)!,
+        by: try r.seconds("by", required: true)!,
+        count: try r.integer("count", in: 0...1000, "a number of times"))
+    case "no-notification":
+      return .noNotification(
+        name: try r.oneOf("name", notificationNames)!, before: try r.seconds("before"))
+    case "request-sent":
+      return .requestSent(
+        transport: Expectation.Transport(
+          rawValue: try r.oneOf("transport", Expectation.Transport.allCases.map(\.rawValue))!)!,
+        by: try r.seconds("by", required: true)!)
+    case "proxy-mode":
+      return .proxyMode(
+        Expectation.Transport(
+          rawValue: try r.oneOf("mode", Expectation.Transport.allCases.map(\.rawValue))!)!,
+        at: try r.seconds("at", required: true)!)
+    case "bootstrap-summary":
+      guard let textValue = r.value("text") else {
+        throw r.fail(nil, "missing \"text\": expected a string")
+      }
+      guard case .string(let text) = textValue else {
+        throw r.fail("text", "expected a string, got \(textValue.shortDescription)")
+      }
+      let match =
+        try r.oneOf("match", Expectation.TextMatch.allCases.map(\.rawValue), required: false)
+        .map { Expectation.TextMatch(rawValue: $0)! } ?? .equals
+      return .bootstrapSummary(text: text, match: match, at: try r.seconds("at"))
+    case "events-in-order":
+      var events: [String] = []
+      for e in try r.array("events", required: true, minCount: 2, "event names")! {
+        guard case .string(let s) = e.value, !s.isEmpty else {
+          throw ScenarioError(
+            file: file, path: e.path,
+            message: "expected an event name, got \(e.value.shortDescription)")
+        }
+        events.append(s)
+      }
+      return .eventsInOrder(events)
+    case "traffic-only-to-tor": return .trafficOnlyToTor
+    default: return .clearnetByUserChoice
+    }
+  }
+}

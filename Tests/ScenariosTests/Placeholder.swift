@@ -1,1 +1,0 @@
-// ScenariosTests: work in progress; replaced as the module lands.

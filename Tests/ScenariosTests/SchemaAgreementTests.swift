@@ -1,0 +1,126 @@
+import Foundation
+import Testing
+
+@testable import Scenarios
+
+/// The JSON Schema editors use and the Swift parser must accept and reject the same files.
+/// Checked with a real validator (python3-jsonschema under /usr/bin/python3).
+@Suite struct SchemaAgreementTests {
+  static let python = "/usr/bin/python3"
+  static let validatorAvailable =
+    (try? runTool(python, ["-c", "import jsonschema"]).status) == 0
+
+  /// Validates each document (one per line of stdin, as JSON) and prints ok or the first error.
+  static let validatorScript = """
+    import json, sys, jsonschema
+    schema = json.load(open(sys.argv[1]))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    v = jsonschema.Draft202012Validator(schema)
+    for line in sys.stdin:
+        errors = sorted(v.iter_errors(json.loads(line)), key=lambda e: list(e.path))
+        print("ok" if not errors else "invalid " + "/".join(map(str, errors[0].path)))
+    """
+
+  /// Mutations of a valid scenario; each must be rejected by both.
+  static let invalidDocuments: [String] = [
+    scenarioText(
+      expect: #"[{"kind": "notification", "name": "TorBootstrapDidStall", "by": "soon"}]"#),
+    scenarioText(expect: #"[{"kind": "notification", "name": "TorBootstrapDidStall", "bye": 75}]"#),
+    scenarioText(expect: #"[{"kind": "notification", "by": 75}]"#),
+    scenarioText(expect: #"[{"kind": "leak-caught", "classes": []}]"#),
+    scenarioText(expect: #"[{"kind": "leak-caught", "classes": ["dns", "dns"]}]"#),
+    scenarioText(expect: #"[{"kind": "leak-caught", "classes": ["smtp"]}]"#),
+    scenarioText(expect: #"[{"kind": "no-leak", "classes": ["dns"]}]"#),
+    scenarioText(expect: #"[{"kind": "events-in-order", "events": ["one"]}]"#),
+    scenarioText(expect: #"[{"kind": "proxy-mode", "mode": "tor"}]"#),
+    scenarioText(expect: #"[{"kind": "bootstrap-summary", "text": 3}]"#),
+    scenarioText(expect: #"[]"#),
+    scenarioText(app: #"{"profile": "bitchat", "actions": [{"at": 0, "do": "set-preference"}]}"#),
+    scenarioText(app: #"{"profile": "bitchat", "actions": [{"at": 0, "do": "fly"}]}"#),
+    scenarioText(app: #"{"profile": "bitchat", "actions": [{"do": "start"}]}"#),
+    scenarioText(
+      app: #"{"profile": "bitchat", "actions": [{"at": 0, "do": "start", "enabled": true}]}"#),
+    scenarioText(
+      app: #"{"profile": "bitchat", "activation": "maybe", "actions": [{"at": 0, "do": "start"}]}"#),
+    scenarioText(app: #"{"profile": "bitchat", "actions": [{"at": 0, "do": "add-relay"}]}"#),
+    scenarioText(app: #"{"actions": [{"at": 0, "do": "start"}]}"#),
+    scenarioText().replacingOccurrences(of: #""never""#, with: #""sometimes""#),
+    scenarioText().replacingOccurrences(of: #""arti""#, with: #""onionbrowser""#),
+    scenarioText().replacingOccurrences(of: #""duration": 90"#, with: #""duration": 0"#),
+    scenarioText().replacingOccurrences(of: #""title": "t","#, with: ""),
+    scenarioText().replacingOccurrences(of: #""title": "t","#, with: #""title": "","#),
+    scenarioText().replacingOccurrences(
+      of: #""title": "t","#, with: #""title": "t", "colour": "red","#),
+    scenarioText().replacingOccurrences(
+      of: #""duration": 90,"#,
+      with: #""duration": 90, "network": {"censor": [{"action": "drop", "to": "Tor Guards"}]},"#),
+    scenarioText().replacingOccurrences(
+      of: #""duration": 90,"#,
+      with: #""duration": 90, "network": {"censor": [{"action": "block", "to": "world"}]},"#),
+    scenarioText().replacingOccurrences(
+      of: #""duration": 90,"#,
+      with:
+        #""duration": 90, "network": {"censor": [{"action": "drop", "to": "world", "port": 70000}]},"#
+    ),
+    scenarioText().replacingOccurrences(
+      of: #""duration": 90,"#,
+      with: #""duration": 90, "network": {"dnsPoisoning": [{"name": "a.org", "answer": "lie"}]},"#),
+    scenarioText().replacingOccurrences(
+      of: #""bootstrap": "never""#,
+      with: #""bootstrap": "never", "faults": [{"destination": "a.org:443", "fault": "latency"}]"#),
+    scenarioText().replacingOccurrences(
+      of: #""bootstrap": "never""#,
+      with: #""bootstrap": "never", "faults": [{"destination": "a.org", "fault": "drop"}]"#),
+    scenarioText().replacingOccurrences(
+      of: #""duration": 90,"#, with: #""duration": 90, "weakness": 5,"#),
+  ]
+
+  @Test(.enabled(if: validatorAvailable, "needs /usr/bin/python3 with python3-jsonschema"))
+  func theSchemaAndTheParserAgreeOnEveryLibraryFileAndEveryMutation() throws {
+    let files = try ScenarioLoader.scenarioFiles(in: scenariosDirectory)
+    var documents: [(label: String, text: String, valid: Bool)] = []
+    for file in files {
+      let text = try String(contentsOfFile: file, encoding: .utf8)
+      documents.append((file, text, true))
+    }
+    for (i, text) in Self.invalidDocuments.enumerated() {
+      documents.append(("mutation \(i)", text, false))
+    }
+    // One line per document for the validator.
+    let lines = try documents.map { doc -> String in
+      try JSONParser.parse(doc.text).serialized()
+    }
+    let result = try runTool(
+      Self.python,
+      ["-c", Self.validatorScript, scenariosDirectory + "/scenario.schema.json"],
+      stdin: lines.joined(separator: "\n") + "\n")
+    #expect(result.status == 0, "\(result.output)")
+    let verdicts = result.output.split(separator: "\n").map(String.init)
+    #expect(verdicts.count == documents.count, "\(result.output)")
+    for (doc, verdict) in zip(documents, verdicts) {
+      let swiftAccepts = (try? ScenarioParser.parse(doc.text, file: doc.label)) != nil
+      #expect((verdict == "ok") == doc.valid, "schema on \(doc.label): \(verdict)")
+      #expect(swiftAccepts == doc.valid, "parser on \(doc.label)")
+    }
+  }
+
+  @Test func theSchemaStatesTheParsersPatternsAndEnums() throws {
+    let text = try String(
+      contentsOfFile: scenariosDirectory + "/scenario.schema.json", encoding: .utf8)
+    let schema = try JSONParser.parse(text)
+    let tor = schema["properties"]?["tor"]?["properties"]
+    #expect(tor?["bootstrap"]?["pattern"] == .string(ScenarioParser.Pattern.bootstrapPlan))
+    #expect(
+      schema["$defs"]?["fault"]?["properties"]?["destination"]?["pattern"]
+        == .string(ScenarioParser.Pattern.destination))
+    #expect(
+      schema["$defs"]?["censorRule"]?["properties"]?["to"]?["pattern"]
+        == .string(ScenarioParser.Pattern.host))
+    #expect(
+      schema["$defs"]?["expectation"]?["properties"]?["kind"]?["enum"]
+        == .array(Expectation.kinds.map { .string($0) }))
+    #expect(
+      schema["$defs"]?["action"]?["properties"]?["do"]?["enum"]
+        == .array(AppAction.Step.verbs.map { .string($0) }))
+  }
+}
