@@ -1,1 +1,0 @@
-// SOCKS: work in progress; replaced as the module lands.

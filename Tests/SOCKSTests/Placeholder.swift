@@ -1,1 +1,0 @@
-// SOCKSTests: work in progress; replaced as the module lands.
