@@ -21,6 +21,8 @@ let package = Package(
     .target(name: "TorControl"),
     // The mock Tor: SOCKS listener, bootstrap simulator, control port, stream faults.
     .target(name: "MockTor", dependencies: ["SOCKS", "TorControl", "FailClosedSupport"]),
+    // A private Tor network of Debian's tor processes (the real-Tor lane).
+    .target(name: "Testnet", dependencies: ["FailClosedSupport"]),
     // OpenSSL at the edge: TLS client and server, a test CA made at run time.
     .target(name: "TLS", dependencies: ["COpenSSL", "FailClosedSupport"]),
     // The pure decoder and deny-by-default policy; libpcap capture and pcap files.
@@ -43,7 +45,7 @@ let package = Package(
     .target(
       name: "FailClosedCLI",
       dependencies: [
-        "Scenarios", "Sandbox", "SystemUnderTest", "MockTor", "Audit", "Capture",
+        "Scenarios", "Sandbox", "SystemUnderTest", "MockTor", "Audit", "Capture", "Testnet",
         "FailClosedSupport",
       ]),
     .executableTarget(name: "failclosed", dependencies: ["FailClosedCLI"]),
@@ -52,6 +54,7 @@ let package = Package(
     .testTarget(name: "SOCKSTests", dependencies: ["SOCKS"]),
     .testTarget(name: "TorControlTests", dependencies: ["TorControl"]),
     .testTarget(name: "MockTorTests", dependencies: ["MockTor", "SOCKS", "FailClosedSupport"]),
+    .testTarget(name: "TestnetTests", dependencies: ["Testnet", "FailClosedSupport"]),
     .testTarget(name: "TLSTests", dependencies: ["TLS", "FailClosedSupport"]),
     .testTarget(name: "AuditTests", dependencies: ["Audit"]),
     .testTarget(name: "CaptureTests", dependencies: ["Capture", "Audit", "FailClosedSupport"]),

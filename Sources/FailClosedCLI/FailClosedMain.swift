@@ -4,7 +4,8 @@ import Foundation
 public enum FailClosedMain {
   /// Every subcommand, in the order `failclosed --help` lists them.
   public static let commands: [any Command] = [
-    VersionCommand()
+    VersionCommand(),
+    TestnetCommand(),
   ]
 
   public static let overview = """

@@ -1,0 +1,110 @@
+import FailClosedSupport
+import Foundation
+import Testnet
+
+/// `failclosed testnet up|status|down`: a private Tor network of Debian's tor on loopback.
+public struct TestnetCommand: Command {
+  public init() {}
+  public let name = "testnet"
+  public let summary = "start, inspect or stop a private Tor network (Debian's tor)"
+  public let usage = """
+    Usage: failclosed testnet up [--dir DIR] [--base-port N] [--no-bridge] [--timeout SECONDS]
+           failclosed testnet status
+           failclosed testnet down
+
+    up      generates authority keys and torrcs (tor-gencert, tor --list-fingerprint), starts
+            three directory authorities, an exit, a middle relay and an obfs4 bridge on
+            127.0.0.1, waits until the consensus lists every relay and the bridge line exists,
+            then leaves them running and prints the allowlist, the bridge line and a client
+            torrc. State goes to \(TestnetState.defaultPath).
+    status  says which tor processes of the running network are alive.
+    down    stops every tor of the network by PID and removes its directory.
+    """
+  public let options: [OptionSpec] = [
+    OptionSpec("dir", .single, valueName: "DIR", help: "where the nodes' data lives"),
+    OptionSpec("base-port", .single, valueName: "N", help: "first port of the plan (17000)"),
+    OptionSpec("no-bridge", .flag, help: "leave out the obfs4 bridge"),
+    OptionSpec("timeout", .single, valueName: "SECONDS", help: "readiness deadline (90)"),
+  ]
+
+  public func run(_ arguments: ParsedArguments) async throws -> Int32 {
+    guard arguments.positional.count == 1, let action = arguments.positional.first else {
+      throw UsageError("expected one action: up, status or down")
+    }
+    switch action {
+    case "up": return try await up(arguments)
+    case "status": return try status()
+    case "down": return try down()
+    default: throw UsageError("unknown action '\(action)' (expected up, status or down)")
+    }
+  }
+
+  func up(_ arguments: ParsedArguments) async throws -> Int32 {
+    if let existing = try? TestnetState.load(),
+      existing.pids.values.contains(where: { kill($0, 0) == 0 })
+    {
+      throw UsageError("a network is already running (\(existing.directory)); run 'testnet down'")
+    }
+    let basePort = try arguments.integer("base-port", in: 1024...60000) ?? 17000
+    let directory = arguments.value("dir") ?? "/run/failclosed/testnet/net"
+    try? FileManager.default.removeItem(atPath: directory)
+    let network = TorNetwork(
+      plan: .loopback(basePort: UInt16(basePort), bridge: !arguments.has("no-bridge")),
+      directory: directory)
+    let clock = SystemClock()
+    do {
+      try network.prepare()
+      try network.start()
+      let consensus = try await network.waitUntilReady(
+        timeout: try arguments.seconds("timeout") ?? 90)
+      let ready = clock.now
+      let clientTorrc = directory + "/client.torrc"
+      try network.builder.client(dataDirectory: directory + "/client").write(
+        toFile: clientTorrc, atomically: true, encoding: .utf8)
+      let state = TestnetState(
+        directory: directory, pids: network.pids, allowlist: try network.allowlist(),
+        bridgeLine: try network.bridgeLine()?.text, clientTorrc: clientTorrc, readySeconds: ready)
+      try state.save()
+      network.release()
+      print(
+        "testnet: ready in \(String(format: "%.1f", ready)) s, consensus lists "
+          + consensus.routers.map(\.nickname).joined(separator: ", "))
+      print("allowlist: " + state.allowlist.joined(separator: " "))
+      if let bridge = state.bridgeLine { print("bridge: \(bridge)") }
+      print("client torrc: \(clientTorrc)  (tor -f \(clientTorrc))")
+      return ExitCode.pass
+    } catch {
+      network.stop()
+      throw error
+    }
+  }
+
+  func status() throws -> Int32 {
+    guard let state = try? TestnetState.load() else {
+      print("testnet: no network (no \(TestnetState.defaultPath))")
+      return ExitCode.inconclusive
+    }
+    var alive = 0
+    for (name, pid) in state.pids.sorted(by: { $0.key < $1.key }) {
+      let running = kill(pid, 0) == 0
+      if running { alive += 1 }
+      print(
+        "\(name.padding(toLength: 8, withPad: " ", startingAt: 0)) pid \(pid) "
+          + (running ? "running" : "gone"))
+    }
+    print("allowlist: " + state.allowlist.joined(separator: " "))
+    return alive == state.pids.count ? ExitCode.pass : ExitCode.inconclusive
+  }
+
+  func down() throws -> Int32 {
+    guard let state = try? TestnetState.load() else {
+      print("testnet: nothing to stop")
+      return ExitCode.pass
+    }
+    for (name, pid) in state.pids { TorProcess(name: name, adoptingPID: pid).stop() }
+    try? FileManager.default.removeItem(atPath: state.directory)
+    try? FileManager.default.removeItem(atPath: TestnetState.defaultPath)
+    print("testnet: stopped \(state.pids.count) tor processes")
+    return ExitCode.pass
+  }
+}

@@ -1,0 +1,57 @@
+import Testing
+
+@testable import Testnet
+
+@Suite struct ConsensusAndTorrcTests {
+  @Test func consensusRoutersBecomeTheAllowlist() throws {
+    let text = """
+      network-status-version 3 microdesc
+      r middle1 Xl6tMEvTPqJ3dngcBNYrKgv/WD0 orNFq7vAyFoXMkpGAs+U1loJh3Q 2026-11-29 14:04:28 127.0.0.1 7021 0
+      s Fast Guard Running Stable Valid
+      r auth1 hxGVjAXOymotuw6CkL0fP0gMryQ ZNETBsBN5r6qqrskuuKtVGiGxzA 2026-11-29 14:04:28 10.66.1.2 9001 9030
+      s Authority Exit Fast Running V2Dir Valid
+      """
+    let consensus = try Consensus(text: text)
+    #expect(consensus.routers.map(\.nickname) == ["middle1", "auth1"])
+    #expect(consensus.routers[1].flags.contains("Authority"))
+    #expect(consensus.endpoints == ["127.0.0.1:7021", "10.66.1.2:9001", "10.66.1.2:9030"])
+  }
+
+  @Test func aMalformedRouterLineNamesItsLineNumber() {
+    #expect(throws: TestnetError.malformedConsensus(line: 2, text: "r short line")) {
+      try Consensus(text: "network-status-version 3\nr short line\n")
+    }
+  }
+
+  @Test func torrcsFollowTheRecipe() throws {
+    let plan = TestnetPlan.loopback()
+    let auth = plan.authorities[0]
+    let builder = TorrcBuilder(authorities: [
+      .init(node: auth, v3Identity: "V3", fingerprint: "FP")
+    ])
+    let exit = builder.node(plan.nodes.first { $0.role == .exit }!, dataDirectory: "/d")
+    #expect(exit.contains("ExitPolicy accept *:*"))
+    #expect(exit.contains("ExitPolicyRejectPrivate 0"))
+    #expect(exit.contains("DirAuthority auth1 orport=17001 no-v2 v3ident=V3 127.0.0.1:17101 FP"))
+    let authority = builder.node(auth, dataDirectory: "/d")
+    #expect(authority.contains("V3AuthoritativeDirectory 1"))
+    let bridge = try BridgeLine("127.0.0.1:17031")
+    let client = builder.client(dataDirectory: "/c", bridges: [bridge])
+    #expect(client.contains("UseBridges 1"))
+    #expect(client.contains("Bridge 127.0.0.1:17031"))
+    #expect(client.contains("SocksPort 127.0.0.1:39050"))
+    #expect(client.contains("CookieAuthentication 1"))
+  }
+
+  @Test func bootstrapLogLinesParse() {
+    let log = """
+      Nov 29 14:04:43.000 [notice] Bootstrapped 75% (enough_dirinfo): Loaded enough directory info to build circuits
+      Nov 29 14:04:43.000 [notice] Something else
+      Nov 29 14:04:44.000 [notice] Bootstrapped 100% (done): Done
+      """
+    let lines = BootstrapLogLine.all(in: log)
+    #expect(lines.map(\.progress) == [75, 100])
+    #expect(lines[0].tag == "enough_dirinfo")
+    #expect(lines[1].summary == "Done")
+  }
+}
