@@ -16,12 +16,12 @@ public struct Scenario: Sendable, Equatable {
   public var tor: TorPlan
   public var network: NetworkPlan
   public var app: AppPlan
-  public var expectations: [Expectation]
+  public var expectations: [ScenarioExpectation]
 
   public init(
     name: String, path: String, title: String, proves: String, weakness: Int? = nil,
     duration: Double, tor: TorPlan, network: NetworkPlan = NetworkPlan(), app: AppPlan,
-    expectations: [Expectation]
+    expectations: [ScenarioExpectation]
   ) {
     self.name = name
     self.path = path

@@ -216,10 +216,10 @@ public enum ScenarioParser {
   }
 
   static func parseExpectation(_ value: JSONValue, file: String, path: String)
-    throws(ScenarioError) -> Expectation
+    throws(ScenarioError) -> ScenarioExpectation
   {
     let r = try FieldReader(value, file: file, path: path)
-    let kind = try r.oneOf("kind", Expectation.kinds)!
+    let kind = try r.oneOf("kind", ScenarioExpectation.kinds)!
     var allowed = ["kind", "because"]
     switch kind {
     case "leak-caught": allowed += ["classes"]
@@ -261,13 +261,14 @@ public enum ScenarioParser {
         name: try r.oneOf("name", notificationNames)!, before: try r.seconds("before"))
     case "request-sent":
       return .requestSent(
-        transport: Expectation.Transport(
-          rawValue: try r.oneOf("transport", Expectation.Transport.allCases.map(\.rawValue))!)!,
+        transport: ScenarioExpectation.Transport(
+          rawValue: try r.oneOf(
+            "transport", ScenarioExpectation.Transport.allCases.map(\.rawValue))!)!,
         by: try r.seconds("by", required: true)!)
     case "proxy-mode":
       return .proxyMode(
-        Expectation.Transport(
-          rawValue: try r.oneOf("mode", Expectation.Transport.allCases.map(\.rawValue))!)!,
+        ScenarioExpectation.Transport(
+          rawValue: try r.oneOf("mode", ScenarioExpectation.Transport.allCases.map(\.rawValue))!)!,
         at: try r.seconds("at", required: true)!)
     case "bootstrap-summary":
       guard let textValue = r.value("text") else {
@@ -277,8 +278,10 @@ public enum ScenarioParser {
         throw r.fail("text", "expected a string, got \(textValue.shortDescription)")
       }
       let match =
-        try r.oneOf("match", Expectation.TextMatch.allCases.map(\.rawValue), required: false)
-        .map { Expectation.TextMatch(rawValue: $0)! } ?? .equals
+        try r.oneOf(
+          "match", ScenarioExpectation.TextMatch.allCases.map(\.rawValue), required: false
+        )
+        .map { ScenarioExpectation.TextMatch(rawValue: $0)! } ?? .equals
       return .bootstrapSummary(text: text, match: match, at: try r.seconds("at"))
     case "events-in-order":
       var events: [String] = []

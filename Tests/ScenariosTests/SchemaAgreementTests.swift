@@ -118,7 +118,7 @@ import Testing
         == .string(ScenarioParser.Pattern.host))
     #expect(
       schema["$defs"]?["expectation"]?["properties"]?["kind"]?["enum"]
-        == .array(Expectation.kinds.map { .string($0) }))
+        == .array(ScenarioExpectation.kinds.map { .string($0) }))
     #expect(
       schema["$defs"]?["action"]?["properties"]?["do"]?["enum"]
         == .array(AppAction.Step.verbs.map { .string($0) }))

@@ -1,6 +1,6 @@
 /// What a scenario requires. The capture-based kinds are judged from the audit; the others
 /// from the app's events and the bootstrap timeline.
-public enum Expectation: Sendable, Equatable {
+public enum ScenarioExpectation: Sendable, Equatable {
   /// Nothing left the device outside Tor, except what the user chose (exposure).
   case noLeak
   /// A canary: a leak of each of these classes must be caught.

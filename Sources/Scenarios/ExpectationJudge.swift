@@ -1,0 +1,257 @@
+/// Judges a scenario's expectations against what a run produced. Pure: the same scenario and
+/// outcome always give the same judgement.
+///
+/// The capture decides about traffic; the app's events decide about notifications, queues and
+/// proxy modes. Direct traffic that began while the user's Tor preference was off (from the
+/// scenario's own plan, not the app's word) is exposure, not a leak. A canary's leaks are
+/// expected. Precedence: leak, then failed, then inconclusive, then pass.
+public enum ExpectationJudge {
+  public static func judge(_ scenario: Scenario, _ outcome: ScenarioOutcome) -> Judgement {
+    let (leaks, exposure) = splitExposure(scenario, outcome.audit.leaks)
+    let context = Context(
+      scenario: scenario, outcome: outcome, leaks: leaks, exposure: exposure,
+      captureInconclusive: outcome.audit.verdict == .inconclusive)
+    let results = scenario.expectations.map { context.evaluate($0) }
+
+    var reasons: [String] = []
+    var verdict = ScenarioVerdict.pass
+    if let runError = outcome.runError {
+      reasons.append("the run did not complete: \(runError)")
+      verdict = .inconclusive
+    }
+    if outcome.audit.verdict == .inconclusive {
+      let why = outcome.audit.inconclusiveReasons.joined(separator: "; ")
+      reasons.append("the capture is inconclusive" + (why.isEmpty ? "" : ": \(why)"))
+      verdict = .inconclusive
+    }
+    let inconclusive = results.filter { $0.status == .inconclusive }
+    if !inconclusive.isEmpty {
+      verdict = .inconclusive
+      reasons += inconclusive.map { "undecided: \($0.expectation.sentence)" }
+    }
+    let failed = results.filter { $0.status == .failed }
+    if !failed.isEmpty, outcome.runError == nil {
+      verdict = .failed
+      reasons += failed.map { "failed: \($0.expectation.sentence): \($0.reason)" }
+    }
+    if !scenario.isCanary, !leaks.isEmpty {
+      verdict = .leak
+      reasons.insert(
+        "\(leaks.count) leak\(leaks.count == 1 ? "" : "s"): "
+          + leaks.map(describe).joined(separator: "; "), at: 0)
+    }
+    if verdict == .pass {
+      reasons.append(
+        scenario.isCanary
+          ? "the canary's leak was caught" : "every expectation met and no leak in the capture")
+    }
+    return Judgement(
+      verdict: verdict, expectations: results, leaks: leaks, exposure: exposure, reasons: reasons)
+  }
+
+  /// Leaks that began while the scenario had the Tor preference off are the user's choice.
+  static func splitExposure(_ scenario: Scenario, _ all: [LeakRecord]) -> (
+    leaks: [LeakRecord], exposure: [LeakRecord]
+  ) {
+    var changes: [(at: Double, enabled: Bool)] = []
+    for action in scenario.app.actions {
+      if case .setPreference(let enabled) = action.step { changes.append((action.at, enabled)) }
+    }
+    func preferenceOn(at time: Double) -> Bool {
+      var on = scenario.app.torPreference
+      for change in changes where change.at <= time { on = change.enabled }
+      return on
+    }
+    var leaks: [LeakRecord] = []
+    var exposure: [LeakRecord] = []
+    for leak in all {
+      if preferenceOn(at: leak.firstTime) { leaks.append(leak) } else { exposure.append(leak) }
+    }
+    return (leaks, exposure)
+  }
+
+  static func describe(_ leak: LeakRecord) -> String {
+    let names = leak.names.isEmpty ? "" : " (\(leak.names.joined(separator: ", ")))"
+    return "\(leak.leakClass.rawValue) to \(leak.destination)\(names) at \(seconds(leak.firstTime))"
+  }
+
+  static func seconds(_ t: Double) -> String {
+    formatSeconds((t * 10).rounded() / 10)
+  }
+}
+
+/// The facts one expectation is judged against.
+private struct Context {
+  let scenario: Scenario
+  let outcome: ScenarioOutcome
+  let leaks: [LeakRecord]
+  let exposure: [LeakRecord]
+  let captureInconclusive: Bool
+
+  var events: [AppEvent] { outcome.events }
+
+  func evaluate(_ expectation: ScenarioExpectation) -> ExpectationResult {
+    let (status, reason) = check(expectation)
+    return ExpectationResult(expectation: expectation, status: status, reason: reason)
+  }
+
+  private func seconds(_ t: Double) -> String { ExpectationJudge.seconds(t) }
+
+  private func undecided(_ what: String) -> (ExpectationStatus, String) {
+    (.inconclusive, "\(what), but the capture is inconclusive")
+  }
+
+  private func check(_ expectation: ScenarioExpectation) -> (ExpectationStatus, String) {
+    switch expectation {
+    case .noLeak:
+      if !leaks.isEmpty {
+        return (.failed, leaks.map(ExpectationJudge.describe).joined(separator: "; "))
+      }
+      if captureInconclusive { return undecided("no leak seen") }
+      return (
+        .met,
+        exposure.isEmpty
+          ? "no packet outside Tor"
+          : "no leak; \(exposure.count) flow(s) by the user's choice reported as exposure"
+      )
+
+    case .leakCaught(let classes):
+      let all = outcome.audit.leaks
+      let missing = classes.filter { c in !all.contains { $0.leakClass == c } }
+      if missing.isEmpty {
+        let evidence = classes.compactMap { c in all.first { $0.leakClass == c } }
+        return (.met, "caught: " + evidence.map(ExpectationJudge.describe).joined(separator: "; "))
+      }
+      let names = missing.map(\.rawValue).joined(separator: ", ")
+      if captureInconclusive { return undecided("no \(names) leak seen") }
+      return (.failed, "no \(names) leak caught: the detector did not fire")
+
+    case .requestsQueuedBeforeReady:
+      return checkQueue()
+
+    case .notification(let name, let by, let count):
+      let times = events.filter { $0.name == name }.map(\.time)
+      guard let first = times.first else { return (.failed, "\(name) was never posted") }
+      if first > by {
+        return (.failed, "\(name) first posted at \(seconds(first)), after \(seconds(by))")
+      }
+      if let count, times.count != count {
+        let list = times.map(seconds).joined(separator: ", ")
+        return (.failed, "\(name) posted \(times.count) times (at \(list)), expected \(count)")
+      }
+      return (.met, "\(name) posted at \(seconds(first))")
+
+    case .noNotification(let name, let before):
+      let hit = events.first { event in
+        event.name == name && (before.map { event.time < $0 } ?? true)
+      }
+      if let hit { return (.failed, "\(name) posted at \(seconds(hit.time))") }
+      return (.met, "\(name) not posted" + (before.map { " before \(seconds($0))" } ?? ""))
+
+    case .requestSent(let transport, let by):
+      let sent = events.filter {
+        $0.name == AppEventName.requestSent && $0.fields["transport"] == transport.rawValue
+      }
+      guard let first = sent.first else {
+        return (.failed, "no request was sent via \(transport.rawValue)")
+      }
+      if first.time > by {
+        return (.failed, "first request via \(transport.rawValue) at \(seconds(first.time))")
+      }
+      return (.met, "request via \(transport.rawValue) at \(seconds(first.time))")
+
+    case .proxyMode(let mode, let at):
+      guard
+        let last = events.last(where: { $0.name == AppEventName.proxyMode && $0.time <= at })
+      else { return (.failed, "no proxy mode was set by \(seconds(at))") }
+      let actual: ScenarioExpectation.Transport = last.fields["useTor"] == "true" ? .tor : .direct
+      if actual != mode {
+        return (.failed, "proxy mode was \(actual.rawValue) (set at \(seconds(last.time)))")
+      }
+      return (.met, "proxy mode \(actual.rawValue) since \(seconds(last.time))")
+
+    case .bootstrapSummary(let text, let match, let at):
+      let samples = outcome.bootstrap.filter { at == nil || $0.time <= at! }
+      guard let sample = samples.last else {
+        return (.failed, "no bootstrap state was read" + (at.map { " by \(seconds($0))" } ?? ""))
+      }
+      let ok = match == .equals ? sample.summary == text : sample.summary.contains(text)
+      let described =
+        "summary \"\(sample.summary)\" (\(sample.progress)%) at \(seconds(sample.time))"
+      return (ok ? .met : .failed, described)
+
+    case .eventsInOrder(let written):
+      let patterns = written.map(EventPattern.init)
+      var index = 0
+      var lastTime: Double?
+      for event in events where index < patterns.count && patterns[index].matches(event) {
+        index += 1
+        lastTime = event.time
+      }
+      if index == patterns.count {
+        return (.met, "all \(patterns.count) in order, the last at \(seconds(lastTime ?? 0))")
+      }
+      let after = lastTime.map { " after \(patterns[index - 1]) at \(seconds($0))" } ?? ""
+      return (
+        .failed, "matched \(index) of \(patterns.count): no \"\(patterns[index])\"\(after)"
+      )
+
+    case .trafficOnlyToTor:
+      let others = (leaks + exposure)
+      if !others.isEmpty {
+        return (.failed, others.map(ExpectationJudge.describe).joined(separator: "; "))
+      }
+      let stray = outcome.audit.traffic.filter {
+        $0.packets > 0 && $0.trafficClass != "tor" && $0.trafficClass != "link-control"
+      }
+      if let first = stray.first {
+        return (.failed, "\(first.trafficClass) packets at \(seconds(first.time))")
+      }
+      if captureInconclusive { return undecided("only Tor traffic seen") }
+      return (.met, "every packet went to an allowed Tor address")
+
+    case .clearnetByUserChoice:
+      if !exposure.isEmpty {
+        return (
+          .met,
+          "\(exposure.count) flow(s) while Tor was off, reported as exposure: "
+            + exposure.map(ExpectationJudge.describe).joined(separator: "; ")
+        )
+      }
+      if captureInconclusive { return undecided("no direct traffic seen") }
+      return (.failed, "no direct traffic was seen while the Tor preference was off")
+    }
+  }
+
+  /// Requests asked for while Tor was not ready were queued, and none went out until ready.
+  /// Direct sends while the user had Tor off are the user's choice, not a violation.
+  private func checkQueue() -> (ExpectationStatus, String) {
+    var ready = false
+    var preferenceOn = scenario.app.torPreference
+    var queued = 0
+    for event in events {
+      switch event.name {
+      case AppEventName.torDidBecomeReady: ready = true
+      case AppEventName.readyChanged: ready = event.fields["isReady"] == "true"
+      case AppEventName.torUserPreferenceChanged:
+        preferenceOn = event.fields["enabled"] != "false"
+      case AppEventName.requestQueued: queued += 1
+      case AppEventName.requestSent:
+        if !ready, preferenceOn {
+          let what = [event.fields["kind"], event.fields["target"]].compactMap { $0 }
+            .joined(separator: " ")
+          return (
+            .failed,
+            "request sent at \(seconds(event.time))\(what.isEmpty ? "" : " (\(what))") "
+              + "while Tor was not ready"
+          )
+        }
+      default: break
+      }
+    }
+    if queued == 0 {
+      return (.failed, "no request was queued: the scenario did not exercise the queue")
+    }
+    return (.met, "\(queued) request(s) queued, none sent before Tor was ready")
+  }
+}

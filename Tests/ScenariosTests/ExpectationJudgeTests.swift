@@ -1,0 +1,233 @@
+import Testing
+
+@testable import Scenarios
+
+/// A scenario with the given expectations and plan, and outcomes built from parts.
+func makeScenario(
+  _ expectations: [ScenarioExpectation], preference: Bool = true, actions: [AppAction] = [],
+  name: String = "s"
+) -> Scenario {
+  Scenario(
+    name: name, path: "Scenarios/\(name).json", title: "title of \(name)",
+    proves: "what \(name) proves", duration: 90,
+    tor: TorPlan(personality: .arti, bootstrap: "healthy:5"),
+    app: AppPlan(
+      profile: .bitchat, torPreference: preference,
+      actions: [AppAction(at: 0, step: .start)] + actions),
+    expectations: expectations)
+}
+
+func makeOutcome(
+  events: [AppEvent] = [], bootstrap: [BootstrapSample] = [], leaks: [LeakRecord] = [],
+  audit: AuditVerdict? = nil, traffic: [TrafficSample] = [], runError: String? = nil
+) -> ScenarioOutcome {
+  ScenarioOutcome(
+    events: events, bootstrap: bootstrap,
+    audit: AuditSummary(
+      verdict: audit ?? (leaks.isEmpty ? .pass : .leak),
+      inconclusiveReasons: audit == .inconclusive ? ["pcap_stats ps_drop 3"] : [], leaks: leaks,
+      traffic: traffic),
+    capture: CaptureStats(
+      packets: 40, dropped: audit == .inconclusive ? 3 : 0, positiveControlSeen: true),
+    runError: runError, wallSeconds: 1.2)
+}
+
+func leak(_ c: LeakClass, at t: Double, names: [String] = []) -> LeakRecord {
+  LeakRecord(
+    leakClass: c, destination: c == .dns ? "10.200.2.2:53" : "10.200.2.9:443",
+    transport: c == .dns ? "udp" : "tcp", names: names, firstTime: t, lastTime: t + 1, packets: 3,
+    bytes: 180)
+}
+
+func ev(_ t: Double, _ name: String, _ fields: [String: String] = [:]) -> AppEvent {
+  AppEvent(time: t, name: name, fields: fields)
+}
+
+@Suite struct ExpectationJudgeTests {
+  func status(
+    _ e: ScenarioExpectation, _ o: ScenarioOutcome, preference: Bool = true,
+    actions: [AppAction] = []
+  )
+    -> ExpectationResult
+  {
+    ExpectationJudge.judge(makeScenario([e], preference: preference, actions: actions), o)
+      .expectations[0]
+  }
+
+  @Test func noLeakIsMetOnACleanCaptureFailedOnALeakAndUndecidedOnADroppyOne() {
+    #expect(status(.noLeak, makeOutcome()).status == .met)
+    let failed = status(.noLeak, makeOutcome(leaks: [leak(.dns, at: 12, names: ["nos.lol"])]))
+    #expect(failed.status == .failed)
+    #expect(failed.reason == "dns to 10.200.2.2:53 (nos.lol) at 12 s")
+    #expect(status(.noLeak, makeOutcome(audit: .inconclusive)).status == .inconclusive)
+    // A leak seen in a droppy capture is still a leak.
+    #expect(
+      status(.noLeak, makeOutcome(leaks: [leak(.tcp, at: 1)], audit: .inconclusive)).status
+        == .failed)
+  }
+
+  @Test func aCanaryPassesWhenItsLeakIsCaughtAndFailsWhenTheDetectorIsSilent() {
+    let canary = makeScenario([.leakCaught(classes: [.dns, .tcp])])
+    let caught = ExpectationJudge.judge(
+      canary, makeOutcome(leaks: [leak(.dns, at: 10), leak(.tcp, at: 10.1)]))
+    #expect(caught.verdict == .pass)
+    #expect(caught.expectations[0].status == .met)
+    #expect(caught.leaks.count == 2)
+    let half = ExpectationJudge.judge(canary, makeOutcome(leaks: [leak(.dns, at: 10)]))
+    #expect(half.verdict == .failed)
+    #expect(half.expectations[0].reason == "no tcp leak caught: the detector did not fire")
+    let droppy = ExpectationJudge.judge(canary, makeOutcome(audit: .inconclusive))
+    #expect(droppy.verdict == .inconclusive)
+  }
+
+  @Test func requestsQueuedBeforeReady() {
+    let good = makeOutcome(events: [
+      ev(0, "TorWillStart"), ev(10, "request-queued", ["kind": "message"]),
+      ev(12, "TorDidBecomeReady"), ev(12.1, "request-sent", ["transport": "tor"]),
+    ])
+    #expect(status(.requestsQueuedBeforeReady, good).status == .met)
+    let early = makeOutcome(events: [
+      ev(10, "request-queued"), ev(11, "request-sent", ["transport": "tor", "kind": "message"]),
+      ev(12, "TorDidBecomeReady"),
+    ])
+    let result = status(.requestsQueuedBeforeReady, early)
+    #expect(result.status == .failed)
+    #expect(result.reason == "request sent at 11 s (message) while Tor was not ready")
+    let afterBackground = makeOutcome(events: [
+      ev(5, "TorDidBecomeReady"), ev(20, "ready-changed", ["isReady": "false"]),
+      ev(25, "request-sent", ["transport": "tor"]),
+    ])
+    #expect(status(.requestsQueuedBeforeReady, afterBackground).status == .failed)
+    #expect(status(.requestsQueuedBeforeReady, makeOutcome()).status == .failed)
+    // Direct sends after the user turned Tor off are the user's choice.
+    let userOff = makeOutcome(events: [
+      ev(1, "request-queued"), ev(20, "TorUserPreferenceChanged", ["enabled": "false"]),
+      ev(21, "request-sent", ["transport": "direct"]),
+    ])
+    #expect(status(.requestsQueuedBeforeReady, userOff).status == .met)
+  }
+
+  @Test func notificationByATimeAndExactlyNTimes() {
+    let stall = ScenarioExpectation.notification(name: "TorBootstrapDidStall", by: 75, count: 1)
+    #expect(status(stall, makeOutcome(events: [ev(75, "TorBootstrapDidStall")])).status == .met)
+    let late = status(stall, makeOutcome(events: [ev(76.04, "TorBootstrapDidStall")]))
+    #expect(late.status == .failed)
+    #expect(late.reason == "TorBootstrapDidStall first posted at 76 s, after 75 s")
+    let twice = status(
+      stall, makeOutcome(events: [ev(75, "TorBootstrapDidStall"), ev(80, "TorBootstrapDidStall")]))
+    #expect(twice.reason == "TorBootstrapDidStall posted 2 times (at 75 s, 80 s), expected 1")
+    #expect(status(stall, makeOutcome()).status == .failed)
+  }
+
+  @Test func noNotification() {
+    let e = ScenarioExpectation.noNotification(name: "TorDidBecomeReady", before: 60)
+    #expect(status(e, makeOutcome(events: [ev(65, "TorDidBecomeReady")])).status == .met)
+    #expect(status(e, makeOutcome(events: [ev(59, "TorDidBecomeReady")])).status == .failed)
+    let never = ScenarioExpectation.noNotification(name: "TorDidBecomeReady", before: nil)
+    #expect(status(never, makeOutcome(events: [ev(89, "TorDidBecomeReady")])).status == .failed)
+  }
+
+  @Test func requestSentAndProxyMode() {
+    let o = makeOutcome(events: [
+      ev(0.5, "proxy-mode", ["useTor": "true"]), ev(8, "request-sent", ["transport": "tor"]),
+      ev(20, "proxy-mode", ["useTor": "false"]),
+    ])
+    #expect(status(.requestSent(transport: .tor, by: 10), o).status == .met)
+    #expect(status(.requestSent(transport: .tor, by: 5), o).status == .failed)
+    #expect(status(.requestSent(transport: .direct, by: 50), o).status == .failed)
+    #expect(status(.proxyMode(.tor, at: 15), o).status == .met)
+    #expect(status(.proxyMode(.direct, at: 21), o).status == .met)
+    let wrong = status(.proxyMode(.tor, at: 30), o)
+    #expect(wrong.status == .failed)
+    #expect(wrong.reason == "proxy mode was direct (set at 20 s)")
+    #expect(status(.proxyMode(.tor, at: 0.1), o).status == .failed)
+  }
+
+  @Test func bootstrapSummaryAtATimeOrAtTheEnd() {
+    let o = makeOutcome(bootstrap: [
+      BootstrapSample(time: 0, progress: 0, summary: "Starting..."),
+      BootstrapSample(time: 1, progress: 0, summary: "Bootstrapping..."),
+      BootstrapSample(time: 65, progress: 100, summary: "Ready"),
+    ])
+    #expect(status(.bootstrapSummary(text: "Ready", match: .equals, at: nil), o).status == .met)
+    #expect(
+      status(.bootstrapSummary(text: "Bootstrapping...", match: .equals, at: 64), o).status == .met)
+    #expect(status(.bootstrapSummary(text: "Boot", match: .contains, at: 30), o).status == .met)
+    let failed = status(.bootstrapSummary(text: "Ready", match: .equals, at: 30), o)
+    #expect(failed.status == .failed)
+    #expect(failed.reason == "summary \"Bootstrapping...\" (0%) at 1 s")
+    #expect(
+      status(.bootstrapSummary(text: "Ready", match: .equals, at: nil), makeOutcome()).status
+        == .failed)
+  }
+
+  @Test func eventsInOrderAsASubsequenceWithFieldPatterns() {
+    let o = makeOutcome(events: [
+      ev(0, "TorWillStart"), ev(0.1, "proxy-mode", ["useTor": "true"]), ev(5, "TorDidBecomeReady"),
+      ev(20, "proxy-mode", ["useTor": "false"]),
+    ])
+    #expect(
+      status(.eventsInOrder(["TorWillStart", "TorDidBecomeReady", "proxy-mode useTor=false"]), o)
+        .status == .met)
+    let wrongOrder = status(.eventsInOrder(["TorDidBecomeReady", "TorWillStart"]), o)
+    #expect(wrongOrder.status == .failed)
+    #expect(
+      wrongOrder.reason == "matched 1 of 2: no \"TorWillStart\" after TorDidBecomeReady at 5 s")
+    #expect(
+      status(.eventsInOrder(["TorWillStart", "proxy-mode useTor=maybe"]), o).status == .failed)
+  }
+
+  @Test func trafficOnlyToTor() {
+    let tor = [
+      TrafficSample(time: 1, trafficClass: "tor", packets: 30),
+      TrafficSample(time: 1, trafficClass: "link-control", packets: 2),
+    ]
+    #expect(status(.trafficOnlyToTor, makeOutcome(traffic: tor)).status == .met)
+    #expect(status(.trafficOnlyToTor, makeOutcome(leaks: [leak(.udp, at: 3)])).status == .failed)
+    let stray = tor + [TrafficSample(time: 4, trafficClass: "ipv6", packets: 1)]
+    #expect(status(.trafficOnlyToTor, makeOutcome(traffic: stray)).status == .failed)
+    #expect(status(.trafficOnlyToTor, makeOutcome(audit: .inconclusive)).status == .inconclusive)
+    // Exposure is not Tor traffic either.
+    #expect(
+      status(.trafficOnlyToTor, makeOutcome(leaks: [leak(.tcp, at: 3)]), preference: false).status
+        == .failed)
+  }
+
+  @Test func clearnetByTheUsersChoiceIsExposureNotALeak() {
+    let scenario = makeScenario(
+      [.noLeak, .clearnetByUserChoice],
+      actions: [AppAction(at: 20, step: .setPreference(enabled: false))])
+    let judgement = ExpectationJudge.judge(
+      scenario, makeOutcome(leaks: [leak(.dns, at: 21, names: ["nos.lol"]), leak(.tcp, at: 21.2)]))
+    #expect(judgement.verdict == .pass)
+    #expect(judgement.leaks.isEmpty)
+    #expect(judgement.exposure.count == 2)
+    #expect(judgement.expectations.map(\.status) == [.met, .met])
+    // The same traffic before the user turned Tor off is a leak.
+    let early = ExpectationJudge.judge(scenario, makeOutcome(leaks: [leak(.dns, at: 19.9)]))
+    #expect(early.verdict == .leak)
+    #expect(early.expectations.map(\.status) == [.failed, .failed])
+    #expect(status(.clearnetByUserChoice, makeOutcome(), preference: false).status == .failed)
+  }
+
+  @Test func verdictPrecedenceLeakThenFailedThenInconclusiveThenPass() {
+    let s = makeScenario([.notification(name: "TorDidBecomeReady", by: 10, count: nil)])
+    let ready = [ev(5, "TorDidBecomeReady")]
+    #expect(ExpectationJudge.judge(s, makeOutcome(events: ready)).verdict == .pass)
+    #expect(ExpectationJudge.judge(s, makeOutcome()).verdict == .failed)
+    #expect(
+      ExpectationJudge.judge(s, makeOutcome(events: ready, audit: .inconclusive)).verdict
+        == .inconclusive)
+    #expect(ExpectationJudge.judge(s, makeOutcome(audit: .inconclusive)).verdict == .failed)
+    // A leak is a leak even with no no-leak expectation: the capture decides.
+    let leaky = ExpectationJudge.judge(s, makeOutcome(events: ready, leaks: [leak(.icmp, at: 2)]))
+    #expect(leaky.verdict == .leak)
+    #expect(leaky.reasons[0].hasPrefix("1 leak: icmp to"))
+    let crashed = ExpectationJudge.judge(s, makeOutcome(runError: "app exited 1"))
+    #expect(crashed.verdict == .inconclusive)
+    #expect(crashed.reasons == ["the run did not complete: app exited 1"])
+    #expect(ScenarioVerdict.inconclusive.exitCode == 2)
+    #expect(ScenarioVerdict.leak.exitCode == 5)
+    #expect(ScenarioVerdict.failed.exitCode == 5)
+  }
+}
