@@ -1,1 +1,0 @@
-// TorControl: work in progress; replaced as the module lands.

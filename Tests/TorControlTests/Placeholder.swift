@@ -1,1 +1,0 @@
-// TorControlTests: work in progress; replaced as the module lands.
