@@ -1,1 +1,0 @@
-// Sandbox: work in progress; replaced as the module lands.

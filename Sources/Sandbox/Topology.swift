@@ -1,0 +1,106 @@
+import FailClosedSupport
+import Foundation
+
+/// The `ip` commands that build the three namespaces and their links (see ``AddressPlan``).
+/// Pure: the commands are data, so a test can read them and the run can execute them.
+enum Topology {
+  typealias Plan = AddressPlan
+
+  /// Veth pairs are created directly inside their namespaces, so no veth ever exists in the
+  /// root namespace, and deleting the namespaces deletes them.
+  static func linkCommands(_ names: SandboxNames) -> [[String]] {
+    [
+      [
+        "ip", "link", "add", "name", "eth0", "netns", names.device, "type", "veth", "peer", "name",
+        "dev0", "netns", names.censor,
+      ],
+      [
+        "ip", "link", "add", "name", "wld0", "netns", names.censor, "type", "veth", "peer", "name",
+        "eth0", "netns", names.world,
+      ],
+    ]
+  }
+
+  /// One `ip -batch` script per namespace, in order; `family` is "-6" for rules that need it.
+  static func batches(_ names: SandboxNames) -> [(
+    namespace: String, family: String?, lines: [String]
+  )] {
+    let v4 = "/\(Plan.prefixV4)"
+    let v6 = "/\(Plan.prefixV6)"
+    return [
+      (
+        names.device, nil,
+        [
+          "link set lo up",
+          "link set eth0 up",
+          "addr add \(Plan.deviceV4)\(v4) dev eth0",
+          "addr add \(Plan.deviceV6)\(v6) dev eth0 nodad",
+          "route add default via \(Plan.censorDeviceSideV4)",
+          "route add ::/0 via \(Plan.censorDeviceSideV6)",
+        ]
+      ),
+      (
+        names.censor, nil,
+        [
+          "link set lo up",
+          "link set dev0 up",
+          "link set wld0 up",
+          "addr add \(Plan.censorDeviceSideV4)\(v4) dev dev0",
+          "addr add \(Plan.censorDeviceSideV6)\(v6) dev dev0 nodad",
+          "addr add \(Plan.censorWorldSideV4)\(v4) dev wld0",
+          "addr add \(Plan.censorWorldSideV6)\(v6) dev wld0 nodad",
+          "route add default via \(Plan.worldV4)",
+          "route add ::/0 via \(Plan.worldV6)",
+        ]
+      ),
+      (
+        names.world, nil,
+        [
+          "link set lo up",
+          "link set eth0 up",
+          "addr add \(Plan.worldV4)\(v4) dev eth0",
+          "addr add \(Plan.worldV6)\(v6) dev eth0 nodad",
+          "route add default via \(Plan.censorWorldSideV4)",
+          "route add ::/0 via \(Plan.censorWorldSideV6)",
+          // AnyIP: every IPv4 address is local to the world except the two links' (thrown
+          // back to the main table), so a connect to any address gets the world's answer. It
+          // must be the local table: replies from such an address need it to count as local.
+          // A rule of our own unmerges the local and main tables, without which the kernel
+          // treats a throw in the merged table as "unreachable".
+          "rule add pref 32765 lookup main",
+          "route add local 0.0.0.0/0 dev lo table local",
+          "route add throw 10.66.0.0/23 table local",
+        ]
+      ),
+      (
+        // IPv6 AnyIP: destinations arriving on the link are local (a table of its own works
+        // here, since IPv6 replies need no local-address check).
+        names.world, "-6",
+        [
+          "rule add iif eth0 lookup 100 pref 100",
+          "route add local ::/0 dev lo table 100",
+        ]
+      ),
+    ]
+  }
+
+  /// Kernel settings per namespace, written from a thread inside it (/proc/sys/net follows the
+  /// writer's namespace).
+  /// Set before the links exist, so new interfaces inherit the defaults: no duplicate address
+  /// detection (addresses are usable at once, no tentative link-local address delays
+  /// neighbour discovery for a second).
+  static func sysctls(_ names: SandboxNames) -> [(namespace: String, path: String, value: String)] {
+    var settings: [(namespace: String, path: String, value: String)] = []
+    for namespace in names.namespaces {
+      settings.append((namespace, "/proc/sys/net/ipv6/conf/default/accept_dad", "0"))
+      settings.append((namespace, "/proc/sys/net/ipv6/conf/all/accept_dad", "0"))
+    }
+    settings.append((names.censor, "/proc/sys/net/ipv4/ip_forward", "1"))
+    settings.append((names.censor, "/proc/sys/net/ipv6/conf/all/forwarding", "1"))
+    return settings
+  }
+
+  static func resolvConf() -> String {
+    "# failclosed: the world resolver, reached through the censor\nnameserver \(Plan.resolverV4)\n"
+  }
+}

@@ -1,1 +1,0 @@
-// SandboxTests: work in progress; replaced as the module lands.
