@@ -49,6 +49,8 @@ let package = Package(
         "FailClosedSupport",
       ]),
     .executableTarget(name: "failclosed", dependencies: ["FailClosedCLI"]),
+    // Load generators for tools/bench: the SOCKS load client and the capture generator.
+    .executableTarget(name: "fcbench", dependencies: ["SOCKS", "FailClosedSupport"]),
 
     .testTarget(name: "SupportTests", dependencies: ["FailClosedSupport"]),
     .testTarget(name: "SOCKSTests", dependencies: ["SOCKS"]),

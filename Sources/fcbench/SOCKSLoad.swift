@@ -1,0 +1,137 @@
+import FailClosedSupport
+import Foundation
+import SOCKS
+
+/// The load client for SOCKS proxies (the mock Tor, microsocks, dante): connection rate, bulk
+/// throughput and added latency, each against an in-process echo server on loopback.
+enum SOCKSLoad {
+  struct Result: Codable {
+    var proxy: String
+    var connectionsPerSecond: Double
+    var failedConnections: Int
+    var bulkMegabytesPerSecond: Double
+    var directLatencyMicroseconds: Double
+    var proxiedLatencyMicroseconds: Double
+    var addedLatencyMicroseconds: Double { proxiedLatencyMicroseconds - directLatencyMicroseconds }
+  }
+
+  /// Opens a stream to `target` through the SOCKS5 proxy at `proxy` (no auth, CONNECT by IP).
+  static func open(proxy: SocketAddress, target: SocketAddress) throws -> Socket {
+    let socket = try Socket.connect(to: proxy, timeout: 5)
+    socket.setTimeouts(seconds: 10)
+    var handshake = try SOCKSClientHandshake(target: .ipv4(target.bytes), port: target.port)
+    try socket.write(handshake.greeting())
+    var pending: [UInt8] = []
+    while true {
+      let action = handshake.handle(pending)
+      pending.removeFirst(action.consumed)
+      if !action.send.isEmpty { try socket.write(action.send) }
+      switch action.outcome {
+      case .finished: return socket
+      case .failed(let error): throw error
+      case .continueHandshake: continue
+      case .needMoreInput:
+        let bytes = try socket.read(max: 512)
+        guard !bytes.isEmpty else { throw SystemError("socks reply", code: ECONNRESET) }
+        pending += bytes
+      }
+    }
+  }
+
+  /// Connections per second: `concurrency` threads each open a stream, echo one byte, close.
+  static func connectionRate(
+    proxy: SocketAddress, target: SocketAddress, seconds: Double, concurrency: Int
+  ) -> (rate: Double, failed: Int) {
+    let counts = Counter()
+    let deadline = Date().addingTimeInterval(seconds)
+    let group = DispatchGroup()
+    let start = Date()
+    for index in 0..<concurrency {
+      group.enter()
+      BlockingIO.detach("load.\(index)") {
+        while Date() < deadline {
+          do {
+            let socket = try open(proxy: proxy, target: target)
+            try socket.write([0x2A])
+            let echoed = try socket.read(max: 1)
+            socket.close()
+            counts.add(ok: echoed == [0x2A])
+          } catch {
+            counts.add(ok: false)
+          }
+        }
+        group.leave()
+      }
+    }
+    group.wait()
+    let elapsed = Date().timeIntervalSince(start)
+    return (Double(counts.ok) / elapsed, counts.failed)
+  }
+
+  /// One stream, `megabytes` sent and echoed back through the proxy.
+  static func bulk(proxy: SocketAddress, target: SocketAddress, megabytes: Int) throws -> Double {
+    let socket = try open(proxy: proxy, target: target)
+    let total = megabytes * 1_048_576
+    let chunk = [UInt8](repeating: 0x61, count: 65536)
+    let start = Date()
+    BlockingIO.detach("bulk.writer") {
+      var sent = 0
+      while sent < total {
+        guard (try? socket.write(chunk)) != nil else { return }
+        sent += chunk.count
+      }
+    }
+    var received = 0
+    while received < total {
+      let bytes = try socket.read(max: 262_144)
+      if bytes.isEmpty { break }
+      received += bytes.count
+    }
+    socket.close()
+    let elapsed = Date().timeIntervalSince(start)
+    return Double(received) / 1_048_576 / elapsed
+  }
+
+  /// Median round trip of one byte on an open stream, in microseconds.
+  static func latency(of socket: Socket, samples: Int) throws -> Double {
+    var times: [Double] = []
+    for _ in 0..<samples {
+      let start = DispatchTime.now().uptimeNanoseconds
+      try socket.write([0x01])
+      _ = try socket.read(max: 1)
+      times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1000)
+    }
+    times.sort()
+    return times[times.count / 2]
+  }
+
+  static func run(proxy: SocketAddress, label: String, quick: Bool) throws -> Result {
+    let echo = try EchoServer()
+    defer { echo.stop() }
+    let rate = connectionRate(
+      proxy: proxy, target: echo.address, seconds: quick ? 1.5 : 5, concurrency: 16)
+    let bulkRate = try bulk(proxy: proxy, target: echo.address, megabytes: quick ? 64 : 512)
+    let direct = try Socket.connect(to: echo.address, timeout: 5)
+    let directLatency = try latency(of: direct, samples: quick ? 500 : 5000)
+    direct.close()
+    let proxied = try open(proxy: proxy, target: echo.address)
+    let proxiedLatency = try latency(of: proxied, samples: quick ? 500 : 5000)
+    proxied.close()
+    return Result(
+      proxy: label, connectionsPerSecond: rate.rate, failedConnections: rate.failed,
+      bulkMegabytesPerSecond: bulkRate, directLatencyMicroseconds: directLatency,
+      proxiedLatencyMicroseconds: proxiedLatency)
+  }
+}
+
+/// Thread-safe success and failure counts.
+final class Counter: @unchecked Sendable {
+  private let lock = NSLock()
+  private(set) var ok = 0
+  private(set) var failed = 0
+  func add(ok success: Bool) {
+    lock.withLock {
+      if success { ok += 1 } else { failed += 1 }
+    }
+  }
+}
