@@ -24,7 +24,9 @@ let package = Package(
     // A private Tor network of Debian's tor processes (the real-Tor lane).
     .target(name: "Testnet", dependencies: ["FailClosedSupport"]),
     // OpenSSL at the edge: TLS client and server, a test CA made at run time.
-    .target(name: "TLS", dependencies: ["COpenSSL", "FailClosedSupport"]),
+    .target(name: "TLS", dependencies: ["COpenSSL", "HTTPCodec", "FailClosedSupport"]),
+    // Pure HTTP/1.1 and WebSocket (RFC 6455) codecs: bytes in, messages out.
+    .target(name: "HTTPCodec"),
     // The pure decoder and deny-by-default policy; libpcap capture and pcap files.
     .target(name: "Audit"),
     .target(name: "Capture", dependencies: ["CPcap", "Audit", "FailClosedSupport"]),
@@ -57,7 +59,8 @@ let package = Package(
     .testTarget(name: "TorControlTests", dependencies: ["TorControl"]),
     .testTarget(name: "MockTorTests", dependencies: ["MockTor", "SOCKS", "FailClosedSupport"]),
     .testTarget(name: "TestnetTests", dependencies: ["Testnet", "FailClosedSupport"]),
-    .testTarget(name: "TLSTests", dependencies: ["TLS", "FailClosedSupport"]),
+    .testTarget(name: "TLSTests", dependencies: ["TLS", "HTTPCodec", "FailClosedSupport"]),
+    .testTarget(name: "HTTPCodecTests", dependencies: ["HTTPCodec"]),
     .testTarget(name: "AuditTests", dependencies: ["Audit"]),
     .testTarget(name: "CaptureTests", dependencies: ["Capture", "Audit", "FailClosedSupport"]),
     .testTarget(
