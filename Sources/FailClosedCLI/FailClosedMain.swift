@@ -6,6 +6,7 @@ public enum FailClosedMain {
   public static let commands: [any Command] = [
     VersionCommand(),
     TestnetCommand(),
+    AuditCommand(),
   ]
 
   public static let overview = """

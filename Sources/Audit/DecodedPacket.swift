@@ -1,0 +1,71 @@
+/// What the decoder learned about one frame: scalars only, so decoding never allocates.
+/// Offsets point into the frame the decoder was given.
+public struct DecodedPacket: Sendable {
+  public enum Network: UInt8, Sendable {
+    /// The link header or the IP header was cut short or malformed.
+    case undecodable
+    case ipv4
+    case ipv6
+    case arp
+    /// A link-layer protocol that is neither IP nor ARP (its EtherType is kept).
+    case otherLink
+  }
+
+  public var network: Network = .undecodable
+  public var etherType: UInt16 = 0
+  public var source = IPAddress.zero
+  public var destination = IPAddress.zero
+  /// The upper-layer protocol number (after IPv6 extension headers).
+  public var ipProtocol: UInt8 = 0
+  public var hopLimit: UInt8 = 0
+  public var sourcePort: UInt16 = 0
+  public var destinationPort: UInt16 = 0
+  /// True when the ports were read from this packet (TCP/UDP, first fragment or unfragmented).
+  public var hasPorts = false
+  public var isFragment = false
+  /// A fragment with a non-zero offset: no transport header, ports come from the first one.
+  public var isLaterFragment = false
+  public var fragmentID: UInt32 = 0
+  public var tcpFlags: UInt8 = 0
+  public var icmpType: UInt8 = 0
+  public var icmpCode: UInt8 = 0
+  /// For ICMP errors: the packet the error quotes (its protocol, destination and ports), so an
+  /// error about an allowed flow counts as that flow's reply.
+  public var hasQuotedPacket = false
+  public var quotedProtocol: UInt8 = 0
+  public var quotedSource = Endpoint(address: .zero, port: 0)
+  public var quotedDestination = Endpoint(address: .zero, port: 0)
+  /// The transport payload within the captured bytes.
+  public var payloadOffset = 0
+  public var payloadLength = 0
+  /// A header past the IP header (transport, extension) did not fit in the captured bytes.
+  public var transportTruncated = false
+
+  public init() {}
+
+  public var sourceEndpoint: Endpoint { Endpoint(address: source, port: sourcePort) }
+  public var destinationEndpoint: Endpoint { Endpoint(address: destination, port: destinationPort) }
+}
+
+/// IP protocol numbers the audit names.
+public enum IPProtocolNumber {
+  public static let icmp: UInt8 = 1
+  public static let igmp: UInt8 = 2
+  public static let tcp: UInt8 = 6
+  public static let udp: UInt8 = 17
+  public static let icmpv6: UInt8 = 58
+
+  public static func name(_ number: UInt8) -> String {
+    switch number {
+    case icmp: return "icmp"
+    case igmp: return "igmp"
+    case tcp: return "tcp"
+    case udp: return "udp"
+    case icmpv6: return "icmpv6"
+    case 47: return "gre"
+    case 50: return "esp"
+    case 132: return "sctp"
+    default: return "ip-proto-\(number)"
+    }
+  }
+}

@@ -1,0 +1,258 @@
+/// Decodes link, network and transport headers of one captured frame. Pure and allocation-free:
+/// it reads an `UnsafeRawBufferPointer` and fills a ``DecodedPacket``. Every read is bounds
+/// checked, so a frame cut at any length decodes as far as its bytes allow and never traps.
+public struct PacketDecoder: Sendable {
+  public let linkType: LinkType
+
+  public init(linkType: LinkType) { self.linkType = linkType }
+
+  public func decode(_ frame: UnsafeRawBufferPointer) -> DecodedPacket {
+    var packet = DecodedPacket()
+    let count = frame.count
+    switch linkType {
+    case .ethernet:
+      guard count >= 14 else { return packet }
+      var offset = 12
+      var type = frame.u16(offset)
+      // 802.1Q and 802.1ad tags, at most two.
+      var tags = 0
+      while (type == 0x8100 || type == 0x88A8) && tags < 2 {
+        offset += 4
+        tags += 1
+        guard count >= offset + 2 else { return packet }
+        type = frame.u16(offset)
+      }
+      decodeEtherType(type, frame, offset + 2, &packet)
+    case .linuxSLL:
+      guard count >= 16 else { return packet }
+      decodeEtherType(frame.u16(14), frame, 16, &packet)
+    case .linuxSLL2:
+      guard count >= 20 else { return packet }
+      decodeEtherType(frame.u16(0), frame, 20, &packet)
+    case .raw, .rawDLT, .rawOpenBSD:
+      guard count >= 1 else { return packet }
+      switch frame.u8(0) >> 4 {
+      case 4: decodeIPv4(frame, 0, &packet)
+      case 6: decodeIPv6(frame, 0, &packet)
+      default: return packet
+      }
+    case .ipv4:
+      decodeIPv4(frame, 0, &packet)
+    case .ipv6:
+      decodeIPv6(frame, 0, &packet)
+    case .null, .loop:
+      guard count >= 4 else { return packet }
+      // The address family is in host order for NULL, network order for LOOP.
+      let raw = frame.loadUnaligned(as: UInt32.self)
+      let family = linkType == .loop ? UInt32(bigEndian: raw) : raw
+      switch family {
+      case 2: decodeIPv4(frame, 4, &packet)
+      case 10, 24, 28, 30: decodeIPv6(frame, 4, &packet)
+      default:
+        packet.network = .otherLink
+        packet.etherType = UInt16(truncatingIfNeeded: family)
+      }
+    }
+    return packet
+  }
+
+  @inline(__always)
+  private func decodeEtherType(
+    _ type: UInt16, _ frame: UnsafeRawBufferPointer, _ offset: Int, _ packet: inout DecodedPacket
+  ) {
+    packet.etherType = type
+    switch type {
+    case 0x0800: decodeIPv4(frame, offset, &packet)
+    case 0x86DD: decodeIPv6(frame, offset, &packet)
+    case 0x0806, 0x8035: packet.network = .arp
+    default: packet.network = .otherLink
+    }
+  }
+
+  @inline(__always)
+  private func decodeIPv4(
+    _ frame: UnsafeRawBufferPointer, _ start: Int, _ packet: inout DecodedPacket
+  ) {
+    guard frame.count >= start + 20, frame.u8(start) >> 4 == 4 else { return }
+    let headerLength = Int(frame.u8(start) & 0x0F) * 4
+    guard headerLength >= 20, frame.count >= start + headerLength else { return }
+    packet.network = .ipv4
+    packet.etherType = 0x0800
+    let totalLength = Int(frame.u16(start + 2))
+    let fragmentField = frame.u16(start + 6)
+    packet.hopLimit = frame.u8(start + 8)
+    packet.ipProtocol = frame.u8(start + 9)
+    packet.source = IPAddress(ipv4: frame.u32(start + 12))
+    packet.destination = IPAddress(ipv4: frame.u32(start + 16))
+    let fragmentOffset = fragmentField & 0x1FFF
+    if fragmentOffset != 0 || fragmentField & 0x2000 != 0 {
+      packet.isFragment = true
+      packet.fragmentID = UInt32(frame.u16(start + 4))
+      packet.isLaterFragment = fragmentOffset != 0
+    }
+    // The IP total length bounds the payload (Ethernet pads short frames); the capture may
+    // cut it shorter still.
+    let end = min(frame.count, start + max(totalLength, headerLength))
+    let payloadStart = start + headerLength
+    if packet.isLaterFragment {
+      packet.payloadOffset = payloadStart
+      packet.payloadLength = end - payloadStart
+      return
+    }
+    decodeTransport(frame, payloadStart, end, isIPv6: false, &packet)
+  }
+
+  @inline(__always)
+  private func decodeIPv6(
+    _ frame: UnsafeRawBufferPointer, _ start: Int, _ packet: inout DecodedPacket
+  ) {
+    guard frame.count >= start + 40, frame.u8(start) >> 4 == 6 else { return }
+    packet.network = .ipv6
+    packet.etherType = 0x86DD
+    let payloadLength = Int(frame.u16(start + 4))
+    var next = frame.u8(start + 6)
+    packet.hopLimit = frame.u8(start + 7)
+    packet.source = IPAddress(high: frame.u64(start + 8), low: frame.u64(start + 16), isIPv6: true)
+    packet.destination = IPAddress(
+      high: frame.u64(start + 24), low: frame.u64(start + 32), isIPv6: true)
+    // A zero payload length means a jumbogram; then the captured bytes are the bound.
+    let end = payloadLength == 0 ? frame.count : min(frame.count, start + 40 + payloadLength)
+    var offset = start + 40
+    var headers = 0
+    // Walk extension headers to the upper layer (bounded: a loop of headers cannot spin).
+    while headers < 16 {
+      headers += 1
+      switch next {
+      // Hop-by-hop, routing, destination options, mobility, HIP, shim6: length in 8-byte units.
+      case 0, 43, 60, 135, 139, 140:
+        guard end >= offset + 8 else {
+          packet.ipProtocol = next
+          packet.transportTruncated = true
+          return
+        }
+        let length = (Int(frame.u8(offset + 1)) + 1) * 8
+        next = frame.u8(offset)
+        offset += length
+      case 51:  // authentication header: length in 4-byte units, minus 2
+        guard end >= offset + 8 else {
+          packet.ipProtocol = next
+          packet.transportTruncated = true
+          return
+        }
+        let length = (Int(frame.u8(offset + 1)) + 2) * 4
+        next = frame.u8(offset)
+        offset += length
+      case 44:  // fragment
+        guard end >= offset + 8 else {
+          packet.ipProtocol = next
+          packet.transportTruncated = true
+          return
+        }
+        let field = frame.u16(offset + 2)
+        packet.isFragment = true
+        packet.fragmentID = frame.u32(offset + 4)
+        packet.isLaterFragment = field >> 3 != 0
+        next = frame.u8(offset)
+        offset += 8
+        if packet.isLaterFragment {
+          packet.ipProtocol = next
+          packet.payloadOffset = min(offset, end)
+          packet.payloadLength = max(0, end - offset)
+          return
+        }
+      default:
+        decodeTransport(frame, offset, end, isIPv6: true, next: next, &packet)
+        return
+      }
+    }
+    packet.ipProtocol = next
+    packet.transportTruncated = true
+  }
+
+  @inline(__always)
+  private func decodeTransport(
+    _ frame: UnsafeRawBufferPointer, _ start: Int, _ end: Int, isIPv6: Bool, next: UInt8? = nil,
+    _ packet: inout DecodedPacket
+  ) {
+    if let next { packet.ipProtocol = next }
+    packet.payloadOffset = min(start, end)
+    switch packet.ipProtocol {
+    case IPProtocolNumber.tcp:
+      guard end >= start + 20 else {
+        packet.transportTruncated = true
+        return
+      }
+      packet.sourcePort = frame.u16(start)
+      packet.destinationPort = frame.u16(start + 2)
+      packet.hasPorts = true
+      packet.tcpFlags = frame.u8(start + 13)
+      let dataOffset = Int(frame.u8(start + 12) >> 4) * 4
+      packet.payloadOffset = min(start + max(dataOffset, 20), end)
+      packet.payloadLength = end - packet.payloadOffset
+    case IPProtocolNumber.udp:
+      guard end >= start + 8 else {
+        packet.transportTruncated = true
+        return
+      }
+      packet.sourcePort = frame.u16(start)
+      packet.destinationPort = frame.u16(start + 2)
+      packet.hasPorts = true
+      packet.payloadOffset = start + 8
+      let udpLength = Int(frame.u16(start + 4))
+      let udpEnd = udpLength >= 8 ? min(end, start + udpLength) : end
+      packet.payloadLength = udpEnd - packet.payloadOffset
+    case IPProtocolNumber.icmp, IPProtocolNumber.icmpv6:
+      guard end >= start + 4 else {
+        packet.transportTruncated = true
+        return
+      }
+      packet.icmpType = frame.u8(start)
+      packet.icmpCode = frame.u8(start + 1)
+      packet.payloadOffset = min(start + 8, end)
+      packet.payloadLength = end - packet.payloadOffset
+      if Self.isICMPError(packet.ipProtocol, packet.icmpType) && end > start + 8 {
+        decodeQuoted(frame, start + 8, end, &packet)
+      }
+    default:
+      packet.payloadLength = end - packet.payloadOffset
+    }
+  }
+
+  /// ICMP destination unreachable, source quench, redirect, time exceeded, parameter problem;
+  /// ICMPv6 types below 128.
+  @inline(__always)
+  static func isICMPError(_ ipProtocol: UInt8, _ type: UInt8) -> Bool {
+    if ipProtocol == IPProtocolNumber.icmpv6 { return type < 128 }
+    switch type {
+    case 3, 4, 5, 11, 12: return true
+    default: return false
+    }
+  }
+
+  /// Reads the header an ICMP error quotes: its protocol, addresses and (when present) ports.
+  private func decodeQuoted(
+    _ frame: UnsafeRawBufferPointer, _ start: Int, _ end: Int, _ packet: inout DecodedPacket
+  ) {
+    var inner = DecodedPacket()
+    let bounded = UnsafeRawBufferPointer(rebasing: frame[start..<end])
+    guard let first = bounded.first else { return }
+    switch first >> 4 {
+    case 4: decodeIPv4(bounded, 0, &inner)
+    case 6: decodeIPv6(bounded, 0, &inner)
+    default: return
+    }
+    guard inner.network == .ipv4 || inner.network == .ipv6 else { return }
+    // A quoted header may be cut after 8 transport bytes: the ports are in the first 4.
+    if !inner.hasPorts, inner.ipProtocol == IPProtocolNumber.tcp || inner.ipProtocol == 17 {
+      let transport = inner.payloadOffset
+      if bounded.count >= transport + 4 {
+        inner.sourcePort = bounded.u16(transport)
+        inner.destinationPort = bounded.u16(transport + 2)
+      }
+    }
+    packet.hasQuotedPacket = true
+    packet.quotedProtocol = inner.ipProtocol
+    packet.quotedSource = inner.sourceEndpoint
+    packet.quotedDestination = inner.destinationEndpoint
+  }
+}

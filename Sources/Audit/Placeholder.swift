@@ -1,1 +1,0 @@
-// Audit: work in progress; replaced as the module lands.

@@ -1,0 +1,100 @@
+import Audit
+import Capture
+import FailClosedSupport
+import Foundation
+
+/// `failclosed audit FILE.pcap --allow HOST:PORT ...`: judges an existing capture.
+public struct AuditCommand: Command {
+  public init() {}
+  public let name = "audit"
+  public let summary = "judge an existing pcap file against a deny-by-default policy"
+  public let usage = """
+    Usage: failclosed audit FILE.pcap [--allow HOST:PORT ...] [--sync-probe HOST:PORT]
+                            [--device ADDRESS ...] [--report DIR] [--json]
+
+    Reads FILE.pcap (pcap or pcapng; Ethernet, Linux cooked SLL/SLL2, raw IP or NULL/LOOP
+    link types) and judges every packet. Deny by default: a packet is allowed only if it goes
+    to an --allow endpoint, comes back from one, or is an ICMP error about such a flow.
+    Everything else is a leak, named by class, first match wins:
+      dns             UDP or TCP to or from port 53, 853 (DNS over TLS), 5353 (mDNS), 5355 (LLMNR)
+      multicast       a multicast or broadcast destination
+      ipv6            any other IPv6 packet
+      tcp, udp, icmp  by protocol
+      other-protocol  other IP protocols, non-IP frames, undecodable frames
+    ARP, IPv6 neighbour discovery, MLD and link-local IGMP are link control: reported, never
+    leaks. DNS question names, TLS SNI and HTTP Host headers seen in leaks are printed.
+
+    Verdict and exit code: pass (0), leak (5), inconclusive (2: the file is damaged, or
+    --sync-probe was given and no positive-control packet is in the file). A leak found before
+    damage in the file is still a leak. Setup errors (unreadable file, bad option) exit 2.
+    """
+  public let options: [OptionSpec] = [
+    OptionSpec(
+      "allow", .repeated, valueName: "HOST:PORT",
+      help: "an allowed destination, e.g. 10.0.0.5:9001 or [fd00::5]:443"),
+    OptionSpec(
+      "sync-probe", .single, valueName: "HOST:PORT",
+      help: "require the positive-control UDP packet to HOST:PORT (payload 'failclosed-sync-probe')"
+    ),
+    OptionSpec(
+      "device", .repeated, valueName: "ADDRESS",
+      help: "the device's address: unsolicited packets to it count as inbound, not leaks"),
+    OptionSpec(
+      "report", .single, valueName: "DIR", help: "write DIR/audit.json (created if missing)"),
+    OptionSpec("json", .flag, help: "print the JSON report instead of the summary"),
+  ]
+
+  public func run(_ arguments: ParsedArguments) async throws -> Int32 {
+    guard arguments.positional.count == 1, let path = arguments.positional.first else {
+      throw UsageError(
+        arguments.positional.isEmpty
+          ? "missing FILE.pcap" : "expected one FILE.pcap, got \(arguments.positional.count)")
+    }
+    var policy = AuditPolicy()
+    for text in arguments.all("allow") {
+      guard let endpoint = Endpoint(text) else {
+        throw UsageError(
+          "--allow: expected HOST:PORT (e.g. 10.0.0.5:9001, [fd00::5]:443), got '\(text)'")
+      }
+      policy.allowed.insert(endpoint)
+    }
+    if let text = arguments.value("sync-probe") {
+      guard let endpoint = Endpoint(text) else {
+        throw UsageError("--sync-probe: expected HOST:PORT, got '\(text)'")
+      }
+      policy.syncProbe = SyncProbe(destination: endpoint, payloadPrefix: SyncProbe.defaultPrefix)
+    }
+    for text in arguments.all("device") {
+      guard let address = IPAddress(text) else {
+        throw UsageError("--device: expected an IPv4 or IPv6 address, got '\(text)'")
+      }
+      policy.deviceAddresses.insert(address)
+    }
+    let report: AuditReport
+    let finalPolicy = policy
+    do {
+      report = try await BlockingIO.run("failclosed.audit") {
+        try PcapFileReader.audit(path: path, policy: finalPolicy)
+      }
+    } catch let error as CaptureError {
+      FailClosedMain.printError("failclosed audit: \(error.message)")
+      return ExitCode.inconclusive
+    }
+    if let directory = arguments.value("report") {
+      let url = URL(fileURLWithPath: directory, isDirectory: true)
+      do {
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        try report.jsonData().write(to: url.appendingPathComponent("audit.json"))
+      } catch {
+        FailClosedMain.printError("failclosed audit: --report \(directory): \(error)")
+        return ExitCode.inconclusive
+      }
+    }
+    if arguments.has("json") {
+      print(String(decoding: try report.jsonData(), as: UTF8.self))
+    } else {
+      print(AuditSummary.text(report, source: path))
+    }
+    return report.verdict.exitCode
+  }
+}

@@ -1,1 +1,0 @@
-// AuditTests: work in progress; replaced as the module lands.

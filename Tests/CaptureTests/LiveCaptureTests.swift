@@ -1,0 +1,111 @@
+import Audit
+import Capture
+import FailClosedSupport
+import Foundation
+import Testing
+
+@Suite(.serialized) struct LiveCaptureTests {
+  static let allowed = Endpoint("127.0.0.1:9001")!
+  static let probe = SyncProbe(
+    destination: Endpoint("127.0.0.1:9")!, payloadPrefix: SyncProbe.defaultPrefix)
+
+  /// Waits (bounded: 5 s in 10 ms steps) until `condition` holds.
+  static func waitUntil(_ condition: () -> Bool) -> Bool {
+    for _ in 0..<500 {
+      if condition() { return true }
+      usleep(10_000)
+    }
+    return condition()
+  }
+
+  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  func capturesInANamespaceAndCatchesEachLeak() throws {
+    let namespace = try TestNamespace()
+    defer { namespace.remove() }
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(namespace.name)
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let path = directory.appendingPathComponent("capture.pcap").path
+
+    let observed = ObservedCount()
+    let capture = LiveCapture(
+      .init(
+        interface: "lo", policy: AuditPolicy(allowed: [Self.allowed], syncProbe: Self.probe),
+        pcapPath: path, prepareThread: { try namespace.enter() },
+        observer: { if $0.disposition == .control { observed.add() } }))
+    try capture.start()
+    var stopped = false
+    defer { if !stopped { _ = capture.stop() } }
+
+    try namespace.shell("printf failclosed-sync-probe > /dev/udp/127.0.0.1/9")
+    #expect(Self.waitUntil { capture.controlPacketsSeen > 0 })
+    #expect(observed.value > 0)
+    try namespace.shell("nc -z -w1 127.0.0.1 9001")  // allowed: SYN and the RST reply
+    try namespace.shell("printf leak > /dev/udp/127.0.0.1/4444")
+    try namespace.shell("nc -z -w1 127.0.0.1 9002")
+    try namespace.shell("dig @127.0.0.1 canary.example +tries=1 +time=1")
+    #expect(Self.waitUntil { capture.leakPacketsSeen >= 3 })
+    let report = capture.stop()
+    stopped = true
+
+    #expect(report.verdict == .leak)
+    let classes = Set(report.leaks.map(\.leakClass))
+    #expect(classes.isSuperset(of: [.dns, .udp, .tcp]), "\(AuditSummary.text(report))")
+    #expect(report.leaks.first { $0.leakClass == .dns }?.names.contains("canary.example") == true)
+    #expect(!report.leaks.contains { $0.destination == "127.0.0.1:9001" })
+    #expect(report.statistics.allowedPackets >= 2)
+    #expect(report.statistics.controlPackets >= 1)
+    #expect(report.capture?.dropped == 0)
+
+    // The written file opens in tshark with the same packet count, and audits the same.
+    let frames = try TestNamespace.output([
+      "tshark", "-r", path, "-T", "fields", "-e", "frame.number",
+    ])
+    #expect(frames.split(separator: "\n").count == report.statistics.packets)
+    let offline = try PcapFileReader.audit(
+      path: path, policy: AuditPolicy(allowed: [Self.allowed], syncProbe: Self.probe))
+    #expect(offline.verdict == .leak)
+    #expect(offline.leaks.map(\.leakClass) == report.leaks.map(\.leakClass))
+  }
+
+  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  func aQuietCaptureWithItsControlPassesAndWithoutItIsInconclusive() throws {
+    let namespace = try TestNamespace()
+    defer { namespace.remove() }
+    let policy = AuditPolicy(allowed: [Self.allowed], syncProbe: Self.probe)
+    let quiet = try LiveCapture(
+      .init(interface: "lo", policy: policy, prepareThread: { try namespace.enter() })
+    ).start()
+    let silent = quiet.stop()
+    #expect(silent.verdict == .inconclusive)
+    #expect(silent.reasons.map(\.kind) == [.noPackets])
+
+    let capture = try LiveCapture(
+      .init(interface: "lo", policy: policy, prepareThread: { try namespace.enter() })
+    ).start()
+    try namespace.shell("printf failclosed-sync-probe > /dev/udp/127.0.0.1/9")
+    #expect(Self.waitUntil { capture.controlPacketsSeen > 0 })
+    let report = capture.stop()
+    #expect(report.verdict == .pass)
+    #expect(report.capture != nil)
+  }
+
+  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  func aMissingInterfaceIsAClearError() throws {
+    let namespace = try TestNamespace()
+    defer { namespace.remove() }
+    let capture = LiveCapture(
+      .init(
+        interface: "nosuch0", policy: AuditPolicy(), prepareThread: { try namespace.enter() }))
+    #expect(throws: CaptureError.self) { try capture.start() }
+    #expect(capture.stop().verdict == .inconclusive)
+  }
+}
+
+/// A counter the observer (on the capture thread) bumps and the test reads.
+final class ObservedCount: @unchecked Sendable {
+  private let lock = NSLock()
+  private var count = 0
+  func add() { lock.withLock { count += 1 } }
+  var value: Int { lock.withLock { count } }
+}

@@ -1,1 +1,0 @@
-// CaptureTests: work in progress; replaced as the module lands.
