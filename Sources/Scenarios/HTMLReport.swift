@@ -1,0 +1,226 @@
+/// index.html: one self-contained page (inline CSS, JS and SVG, no network) a reviewer opens
+/// in a browser. Tables are written here; the per-scenario timelines (bootstrap progress,
+/// actions, app events, packets by class) are drawn by the inline script from the embedded
+/// report.json. The script marks `<body data-rendered="ok">` once every timeline is drawn, or
+/// `data-rendered="error: ..."` on an exception, so a headless browser can check it.
+public enum HTMLReport {
+  public static func render(_ report: RunReport) -> String {
+    var html = """
+      <!DOCTYPE html>
+      <html lang="en">
+      <head>
+      <meta charset="utf-8">
+      <meta name="viewport" content="width=device-width, initial-scale=1">
+      <title>failclosed: \(TerminalFormat.label(report.verdict))</title>
+      <style>\(style)</style>
+      <script>window.addEventListener("error", function (e) { document.body.setAttribute("data-rendered", "error: " + e.message); });</script>
+      </head>
+      <body data-rendered="pending" class="show-all">
+
+      """
+    html += header(report)
+    html += "<main>\n"
+    for (i, r) in report.results.enumerated() {
+      html += section(r, index: i)
+    }
+    if !report.loadErrors.isEmpty {
+      html += "<section class=\"scenario v-inconclusive\"><h2>Malformed scenario files</h2><ul>\n"
+      for e in report.loadErrors { html += "<li><code>\(xmlEscaped(e.description))</code></li>\n" }
+      html += "</ul></section>\n"
+    }
+    html += "</main>\n"
+    html += "<script type=\"application/json\" id=\"report-data\">"
+    html += JSONReport.make(report).serialized()
+    html += "</script>\n<script>\(script)</script>\n</body>\n</html>\n"
+    return html
+  }
+
+  static func header(_ report: RunReport) -> String {
+    let versions = report.versions.sorted { $0.key < $1.key }
+      .map { "\(xmlEscaped($0.key)) \(xmlEscaped($0.value))" }.joined(separator: " · ")
+    var rows = ""
+    for (i, r) in report.results.enumerated() {
+      rows +=
+        "<tr class=\"v-\(r.verdict.rawValue)\"><td>\(i + 1)</td>"
+        + "<td><a href=\"#s-\(xmlEscaped(r.scenario.name))\">\(xmlEscaped(r.scenario.name))</a>"
+        + "\(r.scenario.isCanary ? " <span class=\"tag\">canary</span>" : "")</td>"
+        + "<td>\(badge(r.verdict))</td><td>\(r.judgement.leaks.count)</td>"
+        + "<td>\(TerminalFormat.duration(r.outcome.wallSeconds))</td></tr>\n"
+    }
+    return """
+      <header>
+      <h1>failclosed leak audit \(badge(report.verdict))</h1>
+      <p>\(xmlEscaped(report.countsSentence)). Started \(xmlEscaped(report.startedAt)). \(versions)</p>
+      <p class="controls">Show: <button type="button" data-show="all">all</button> <button type="button" data-show="problems">not passing</button></p>
+      <table class="overview"><thead><tr><th>#</th><th>Scenario</th><th>Verdict</th><th>Leaks</th><th>Time</th></tr></thead>
+      <tbody>
+      \(rows)</tbody></table>
+      </header>
+
+      """
+  }
+
+  static func badge(_ v: ScenarioVerdict) -> String {
+    "<span class=\"badge b-\(v.rawValue)\">\(TerminalFormat.label(v))</span>"
+  }
+
+  static func section(_ r: ScenarioResult, index: Int) -> String {
+    let s = r.scenario
+    var html =
+      "<section class=\"scenario v-\(r.verdict.rawValue)\" id=\"s-\(xmlEscaped(s.name))\">\n"
+      + "<h2>\(badge(r.verdict)) \(xmlEscaped(s.name))</h2>\n"
+      + "<p class=\"title\">\(xmlEscaped(s.title))</p>\n"
+      + "<p class=\"proves\">Proves: \(xmlEscaped(s.proves))</p>\n"
+      + "<p class=\"meta\">profile \(s.app.profile.rawValue) · Tor \(s.tor.personality.rawValue) "
+      + "\(xmlEscaped(s.tor.bootstrap)) · \(formatSeconds(s.duration)) virtual · "
+      + "\(TerminalFormat.duration(r.outcome.wallSeconds)) real · capture "
+      + "\(r.outcome.capture.packets) packets, \(r.outcome.capture.dropped) dropped"
+      + (s.weakness.map { " · weakness \($0)" } ?? "") + "</p>\n<ul class=\"reasons\">"
+    for reason in r.judgement.reasons { html += "<li>\(xmlEscaped(reason))</li>" }
+    html += "</ul>\n<div class=\"timeline\" id=\"timeline-\(index)\"></div>\n"
+    html +=
+      "<table><thead><tr><th>Expectation</th><th>Status</th><th>Why</th></tr></thead><tbody>\n"
+    for e in r.judgement.expectations {
+      html +=
+        "<tr class=\"e-\(e.status.rawValue)\"><td>\(xmlEscaped(e.expectation.sentence))</td>"
+        + "<td>\(e.status.rawValue)</td><td>\(xmlEscaped(e.reason))</td></tr>\n"
+    }
+    html += "</tbody></table>\n"
+    let flows =
+      r.judgement.leaks.map { ("leak", $0) } + r.judgement.exposure.map { ("exposure", $0) }
+    if !flows.isEmpty {
+      html +=
+        "<table class=\"leaks\"><thead><tr><th>Kind</th><th>Class</th><th>Destination</th>"
+        + "<th>Names</th><th>First</th><th>Packets</th></tr></thead><tbody>\n"
+      for (kind, l) in flows {
+        html +=
+          "<tr class=\"\(kind)\"><td>\(kind)</td><td>\(l.leakClass.rawValue)</td>"
+          + "<td>\(xmlEscaped(l.destination)) \(xmlEscaped(l.transport))</td>"
+          + "<td>\(xmlEscaped(l.names.joined(separator: ", ")))</td>"
+          + "<td>\(formatSeconds((l.firstTime * 10).rounded() / 10))</td><td>\(l.packets)</td></tr>\n"
+      }
+      html += "</tbody></table>\n"
+    }
+    if let pcap = r.outcome.capture.pcapPath {
+      html += "<p class=\"meta\">Capture: <code>\(xmlEscaped(pcap))</code></p>\n"
+    }
+    return html + "</section>\n"
+  }
+
+  static let style = """
+    body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d2733;background:#f4f6f8}
+    header,main>section{background:#fff;margin:12px 16px;padding:12px 18px;border-radius:8px;box-shadow:0 1px 3px #0002}
+    h1{font-size:22px;margin:4px 0}h2{font-size:17px;margin:4px 0}
+    .badge{display:inline-block;padding:1px 8px;border-radius:10px;color:#fff;font-size:12px;font-weight:600;vertical-align:middle}
+    .b-pass{background:#2e8540}.b-leak{background:#c62828}.b-failed{background:#e65100}.b-inconclusive{background:#6d6d6d}
+    .tag{font-size:11px;background:#fff3cd;border:1px solid #e0c36b;border-radius:6px;padding:0 5px}
+    table{border-collapse:collapse;margin:8px 0;width:100%}td,th{border-bottom:1px solid #e3e7eb;padding:3px 8px;text-align:left;vertical-align:top}
+    .overview{width:auto}.e-failed td{background:#fdecea}.e-inconclusive td{background:#eee}tr.leak td{background:#fdecea}tr.exposure td{background:#fff8e1}
+    .proves{margin:2px 0;font-style:italic}.meta{color:#5b6670;font-size:12px;margin:2px 0}.title{margin:2px 0;font-weight:600}
+    .reasons{margin:4px 0 4px 18px;padding:0}.timeline svg{width:100%;height:auto;background:#fbfcfd;border:1px solid #e3e7eb;border-radius:6px}
+    body.show-problems section.v-pass,body.show-problems tr.v-pass{display:none}
+    button{font:inherit;padding:1px 10px;border-radius:6px;border:1px solid #b8c2cc;background:#fff;cursor:pointer}
+    """
+
+  static let script = """
+    (function () {
+      "use strict";
+      var data = JSON.parse(document.getElementById("report-data").textContent);
+      var NS = "http://www.w3.org/2000/svg";
+      var colors = {"tor": "#2e8540", "link-control": "#9e9e9e", "dns": "#d7263d", "tcp": "#f46036",
+        "udp": "#c2185b", "icmp": "#8e24aa", "ipv6": "#3949ab", "multicast": "#b8860b",
+        "other-protocol": "#6d4c41"};
+      function el(name, attrs, parent) {
+        var e = document.createElementNS(NS, name);
+        for (var k in attrs) { e.setAttribute(k, attrs[k]); }
+        if (parent) { parent.appendChild(e); }
+        return e;
+      }
+      function tip(e, text) { el("title", {}, e).textContent = text; return e; }
+      function fmt(t) { return (Math.round(t * 10) / 10) + " s"; }
+      function eventColor(ev) {
+        if (/^Tor/.test(ev.name)) { return "#1565c0"; }
+        if (ev.name === "request-sent") { return ev.fields.transport === "direct" ? "#c62828" : "#2e8540"; }
+        if (ev.name === "request-queued") { return "#ef6c00"; }
+        if (ev.name === "request-failed" || ev.name === "relay-rejected") { return "#6a1b9a"; }
+        return "#78909c";
+      }
+      function fieldsText(f) {
+        var parts = [];
+        for (var k in f) { parts.push(k + "=" + f[k]); }
+        return parts.join(" ");
+      }
+      function draw(s, host) {
+        var W = 1000, left = 100, right = 16, top = 8, lane = 44, lanes = 4;
+        var H = top + lanes * lane + 26;
+        var dur = s.duration > 0 ? s.duration : 1;
+        function x(t) { return left + (W - left - right) * Math.min(Math.max(t, 0), dur) / dur; }
+        var svg = el("svg", {viewBox: "0 0 " + W + " " + H, role: "img",
+          "aria-label": "timeline of " + s.name}, host);
+        var names = ["Bootstrap", "Actions", "App events", "Packets"];
+        for (var i = 0; i < lanes; i++) {
+          var y0 = top + i * lane;
+          el("rect", {x: left, y: y0, width: W - left - right, height: lane - 4,
+            fill: i % 2 ? "#f3f6f9" : "#eef3f7"}, svg);
+          el("text", {x: 8, y: y0 + lane / 2 + 2, "font-size": 12, fill: "#37474f"}, svg).textContent = names[i];
+        }
+        var step = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200].filter(function (v) { return dur / v <= 12; })[0] || 14400;
+        for (var t = 0; t <= dur + 1e-9; t += step) {
+          el("line", {x1: x(t), x2: x(t), y1: top, y2: top + lanes * lane, stroke: "#cfd8dc", "stroke-width": 0.5}, svg);
+          el("text", {x: x(t), y: H - 8, "font-size": 11, "text-anchor": "middle", fill: "#546e7a"}, svg).textContent = t + " s";
+        }
+        var by = top + lane - 6, bh = lane - 12;
+        if (s.bootstrap.length) {
+          var pts = [], last = null;
+          s.bootstrap.forEach(function (b) {
+            var y = by - bh * b.progress / 100;
+            if (last !== null) { pts.push(x(b.time) + "," + last); }
+            pts.push(x(b.time) + "," + y);
+            last = y;
+          });
+          pts.push(x(dur) + "," + last);
+          el("polyline", {points: pts.join(" "), fill: "none", stroke: "#1565c0", "stroke-width": 2}, svg);
+          s.bootstrap.forEach(function (b) {
+            tip(el("circle", {cx: x(b.time), cy: by - bh * b.progress / 100, r: 3, fill: "#1565c0"}, svg),
+              fmt(b.time) + ": " + b.progress + "% " + b.summary);
+          });
+        }
+        var ay = top + lane + lane / 2;
+        s.actions.forEach(function (a) {
+          var ax = x(a.at);
+          tip(el("path", {d: "M" + (ax - 5) + "," + (ay - 8) + " L" + (ax + 5) + "," + (ay - 8) + " L" + ax + "," + (ay + 2) + " Z",
+            fill: "#455a64"}, svg), fmt(a.at) + ": " + a.do);
+          el("text", {x: ax + 3, y: ay + 14, "font-size": 9, fill: "#455a64"}, svg).textContent = a.do;
+        });
+        var ey = top + 2 * lane + lane / 2 - 2;
+        s.events.forEach(function (ev, k) {
+          tip(el("circle", {cx: x(ev.time), cy: ey + (k % 3 - 1) * 8, r: 4, fill: eventColor(ev)}, svg),
+            fmt(ev.time) + ": " + ev.name + " " + fieldsText(ev.fields));
+        });
+        var py = top + 4 * lane - 6, ph = lane - 12;
+        var peak = 1;
+        s.audit.traffic.forEach(function (p) { peak = Math.max(peak, p.packets); });
+        s.audit.traffic.forEach(function (p) {
+          var h = Math.max(2, ph * Math.log(1 + p.packets) / Math.log(1 + peak));
+          tip(el("rect", {x: x(p.time), y: py - h, width: Math.max(2, (W - left - right) / dur * 0.8), height: h,
+            fill: colors[p["class"]] || "#000"}, svg), fmt(p.time) + ": " + p.packets + " " + p["class"] + " packet(s)");
+        });
+        s.leaks.concat(s.exposure).forEach(function (l) {
+          var lx = x(l.firstTime), lw = Math.max(3, x(l.lastTime) - lx);
+          tip(el("rect", {x: lx, y: top + 3 * lane + 1, width: lw, height: 5, fill: colors[l["class"]] || "#c62828"}, svg),
+            l["class"] + " to " + l.destination + " " + l.names.join(", ") + " from " + fmt(l.firstTime));
+        });
+      }
+      data.scenarios.forEach(function (s, i) {
+        var host = document.getElementById("timeline-" + i);
+        if (host) { draw(s, host); }
+      });
+      Array.prototype.forEach.call(document.querySelectorAll("button[data-show]"), function (b) {
+        b.addEventListener("click", function () { document.body.className = "show-" + b.getAttribute("data-show"); });
+      });
+      if (document.body.getAttribute("data-rendered") === "pending") {
+        document.body.setAttribute("data-rendered", "ok");
+      }
+    })();
+    """
+}
