@@ -1,0 +1,190 @@
+import FailClosedSupport
+import Foundation
+
+/// Switches the proxy mode of whatever carries the app's requests (TorURLSession).
+@AppActor public protocol ProxyModeSwitching: AnyObject {
+  func setProxyMode(useTor: Bool)
+}
+
+/// The relay side of activation: NostrRelayManager's connect() and disconnect().
+@AppActor public protocol RelayConnectionControl: AnyObject {
+  func connect()
+  func disconnect()
+}
+
+/// bitchat's NetworkActivationService: whether the app may touch the network at all, and
+/// whether through Tor. allowed = (location permission authorized || mutual favourites ||
+/// in a location channel) && reachable (path not unsatisfied, debounced 2.5 s);
+/// torDesired = allowed && the persisted Tor preference. A change tells TorManager, then
+/// TorURLSession, then TorManager again (start or shut down), then the relays: bitchat's order.
+@AppActor public final class NetworkActivationService {
+  public nonisolated static let torPreferenceKey = "networkActivationService.userTorEnabled"
+  /// How long a path status must hold before reachability follows it.
+  public nonisolated static let reachabilityDebounce = 2.5
+
+  public private(set) var activationAllowed = false {
+    didSet {
+      if activationAllowed != oldValue {
+        log.state("activation", "activationAllowed", .bool(activationAllowed))
+      }
+    }
+  }
+  public private(set) var userTorEnabled = true {
+    didSet {
+      if userTorEnabled != oldValue {
+        log.state("activation", "userTorEnabled", .bool(userTorEnabled))
+      }
+    }
+  }
+  public private(set) var torAutoStartDesired = false {
+    didSet {
+      if torAutoStartDesired != oldValue {
+        log.state("activation", "torDesired", .bool(torAutoStartDesired))
+      }
+    }
+  }
+
+  // Activation inputs.
+  public private(set) var locationPermissionAuthorized: Bool
+  public private(set) var hasMutualFavorites: Bool
+  public private(set) var inLocationChannel: Bool
+  public private(set) var reachable = true
+  private var latestPathSatisfied = true
+  private var pathDebounce: ScheduledTimer?
+  private var started = false
+
+  private let store: KeyValueStore
+  private let tor: TorManager
+  private weak var proxy: (any ProxyModeSwitching)?
+  private weak var relays: (any RelayConnectionControl)?
+  private let scheduler: any AppScheduler
+  private let log: AppEventLog
+  private let bus: NotificationBus
+
+  public init(
+    store: KeyValueStore, tor: TorManager, scheduler: any AppScheduler, bus: NotificationBus,
+    log: AppEventLog, locationPermissionAuthorized: Bool = true, hasMutualFavorites: Bool = false,
+    inLocationChannel: Bool = false
+  ) {
+    self.store = store
+    self.tor = tor
+    self.scheduler = scheduler
+    self.bus = bus
+    self.log = log
+    self.locationPermissionAuthorized = locationPermissionAuthorized
+    self.hasMutualFavorites = hasMutualFavorites
+    self.inLocationChannel = inLocationChannel
+  }
+
+  /// Wires the session and the relays (created after this service in the app).
+  public func attach(proxy: any ProxyModeSwitching, relays: (any RelayConnectionControl)?) {
+    self.proxy = proxy
+    self.relays = relays
+  }
+
+  /// The persisted preference, readable off the app actor: `object(forKey:) as? Bool ?? true`,
+  /// so a missing or non-Bool value reads as on.
+  public nonisolated static func persistedTorPreference(in store: KeyValueStore) -> Bool {
+    guard let value = store.object(forKey: torPreferenceKey) else { return true }
+    return PreferenceValue.asBool(value) ?? true
+  }
+
+  public func start() {
+    guard !started else { return }
+    started = true
+    userTorEnabled = Self.persistedTorPreference(in: store)
+    let allowed = basePolicyAllowed()
+    activationAllowed = allowed
+    torAutoStartDesired = allowed && userTorEnabled
+    tor.setAutoStartAllowed(torAutoStartDesired)
+    applyTorState(torDesired: torAutoStartDesired)
+    if allowed {
+      relays?.connect()
+    } else {
+      relays?.disconnect()
+    }
+  }
+
+  public func setUserTorEnabled(_ enabled: Bool) {
+    guard enabled != userTorEnabled else { return }
+    userTorEnabled = enabled
+    store.set(enabled, forKey: Self.torPreferenceKey)
+    bus.post(.torUserPreferenceChanged(enabled: enabled))
+    reevaluate()
+  }
+
+  public func setLocationPermission(authorized: Bool) {
+    locationPermissionAuthorized = authorized
+    reevaluate()
+  }
+
+  public func setMutualFavorites(_ present: Bool) {
+    hasMutualFavorites = present
+    reevaluate()
+  }
+
+  public func setInLocationChannel(_ inChannel: Bool) {
+    inLocationChannel = inChannel
+    reevaluate()
+  }
+
+  /// A path update: reachability follows it once it has held for 2.5 s.
+  public func pathUpdated(satisfied: Bool) {
+    latestPathSatisfied = satisfied
+    pathDebounce?.cancel()
+    guard satisfied != reachable else { return }
+    pathDebounce = scheduler.schedule(after: Self.reachabilityDebounce) {
+      guard self.latestPathSatisfied == satisfied, self.reachable != satisfied else { return }
+      self.reachable = satisfied
+      self.log.state("activation", "reachable", .bool(satisfied))
+      self.reevaluate()
+    }
+  }
+
+  private func reevaluate() {
+    guard started else { return }
+    let allowed = basePolicyAllowed()
+    let torDesired = allowed && userTorEnabled
+    let statusChanged = allowed != activationAllowed
+    let torChanged = torDesired != torAutoStartDesired
+    if statusChanged { activationAllowed = allowed }
+    if statusChanged || torChanged {
+      torAutoStartDesired = torDesired
+      tor.setAutoStartAllowed(torDesired)
+      applyTorState(torDesired: torDesired)
+    }
+    if allowed {
+      // Reset relay sockets when the transport path switches (Tor <-> direct).
+      if torChanged { relays?.disconnect() }
+      relays?.connect()
+    } else if statusChanged {
+      relays?.disconnect()
+    }
+  }
+
+  private func basePolicyAllowed() -> Bool {
+    let policy = locationPermissionAuthorized || hasMutualFavorites || inLocationChannel
+    return policy && reachable
+  }
+
+  private func applyTorState(torDesired: Bool) {
+    proxy?.setProxyMode(useTor: torDesired)
+    if torDesired {
+      tor.startIfNeeded()
+    } else {
+      tor.shutdownCompletely()
+    }
+  }
+}
+
+/// How a stored preference value reads as a Bool: only a real Bool counts (JSON `true`/`false`,
+/// which Foundation hands back as NSNumber of ObjC type "c"); numbers and strings do not.
+enum PreferenceValue {
+  static func asBool(_ value: Any) -> Bool? {
+    if let bool = value as? Bool, type(of: value) == Bool.self { return bool }
+    if let number = value as? NSNumber, String(cString: number.objCType) == "c" {
+      return number.boolValue
+    }
+    return nil
+  }
+}

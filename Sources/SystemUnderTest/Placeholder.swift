@@ -1,1 +1,0 @@
-// SystemUnderTest: work in progress; replaced as the module lands.

@@ -1,1 +1,0 @@
-// SystemUnderTestTests: work in progress; replaced as the module lands.
