@@ -10,6 +10,8 @@ public struct WebSocketError: Error, Equatable, Sendable, CustomStringConvertibl
     case invalidUTF8
     /// A frame or message over the configured limit (close code 1009).
     case tooBig
+    /// The connection ended without a close frame, or was used after closing (code 1006).
+    case connectionClosed
   }
 
   public let kind: Kind
@@ -29,6 +31,7 @@ public struct WebSocketError: Error, Equatable, Sendable, CustomStringConvertibl
     case .handshake, .protocolViolation: return 1002
     case .invalidUTF8: return 1007
     case .tooBig: return 1009
+    case .connectionClosed: return 1006
     }
   }
 
@@ -39,6 +42,7 @@ public struct WebSocketError: Error, Equatable, Sendable, CustomStringConvertibl
     case .protocolViolation: return "WebSocket protocol error\(place): \(detail)"
     case .invalidUTF8: return "WebSocket invalid UTF-8\(place): \(detail)"
     case .tooBig: return "WebSocket message too big\(place): \(detail)"
+    case .connectionClosed: return "WebSocket connection closed: \(detail)"
     }
   }
 }
