@@ -12,9 +12,11 @@ public final class PcapWriter {
   /// A writer for frames built in memory (tests, the generator).
   public init(path: String, linkType: LinkType, snapLength: Int32 = 65535) throws {
     self.path = path
+    // libpcap takes DLT_ values: LINKTYPE_RAW (101) in files is DLT_RAW (12) here.
+    let dlt = linkType == .raw ? LinkType.rawDLT.rawValue : linkType.rawValue
     guard
       let dead = pcap_open_dead_with_tstamp_precision(
-        linkType.rawValue, snapLength, UInt32(PCAP_TSTAMP_PRECISION_NANO))
+        dlt, snapLength, UInt32(PCAP_TSTAMP_PRECISION_NANO))
     else { throw CaptureError("\(path): pcap_open_dead failed") }
     guard let dumper = pcap_dump_open(dead, path) else {
       let reason = CString.text(pcap_geterr(dead))

@@ -1,0 +1,94 @@
+import Audit
+import Capture
+import FailClosedCLI
+import Foundation
+import Testing
+
+@Suite struct AuditCommandTests {
+  static let guardEndpoint = Endpoint("10.99.1.10:9001")!
+  static let device = Endpoint("10.99.0.2:41000")!
+
+  /// A capture in a fresh directory: allowed traffic, plus a DNS leak if asked.
+  func capture(leak: Bool, probe: Bool = false) throws -> (directory: URL, path: String) {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "fc-cli-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let path = directory.appendingPathComponent("capture.pcap").path
+    let writer = try PcapWriter(path: path, linkType: .linuxSLL2)
+    var packets = [FrameBuilder.tcpPacket(from: Self.device, to: Self.guardEndpoint, flags: 0x02)]
+    if probe {
+      packets.append(
+        FrameBuilder.udpPacket(
+          from: Self.device, to: Endpoint("10.99.0.1:9")!, payload: SyncProbe.defaultPrefix))
+    }
+    if leak {
+      packets.append(
+        FrameBuilder.udpPacket(
+          from: Self.device, to: Endpoint("10.99.1.20:53")!,
+          payload: FrameBuilder.dnsQuery(name: "cli.example")))
+    }
+    for (index, packet) in packets.enumerated() {
+      writer.write(
+        timestamp: Int64(index) * 1_000_000, frame: FrameBuilder.frame(.linuxSLL2, ip: packet))
+    }
+    writer.close()
+    return (directory, path)
+  }
+
+  @Test func exitCodesFollowTheVerdict() async throws {
+    let clean = try capture(leak: false)
+    defer { try? FileManager.default.removeItem(at: clean.directory) }
+    #expect(await FailClosedMain.run(["audit", clean.path, "--allow", "10.99.1.10:9001"]) == 0)
+    // Without the allowance the guard connection itself is a leak.
+    #expect(await FailClosedMain.run(["audit", clean.path]) == 5)
+    // A required probe that is missing is inconclusive, never a pass.
+    #expect(
+      await FailClosedMain.run([
+        "audit", clean.path, "--allow", "10.99.1.10:9001", "--sync-probe", "10.99.0.1:9",
+      ]) == 2)
+    let probed = try capture(leak: false, probe: true)
+    defer { try? FileManager.default.removeItem(at: probed.directory) }
+    #expect(
+      await FailClosedMain.run([
+        "audit", probed.path, "--allow", "10.99.1.10:9001", "--sync-probe", "10.99.0.1:9",
+      ]) == 0)
+  }
+
+  @Test func aLeakIsWrittenToTheJSONReport() async throws {
+    let leaky = try capture(leak: true)
+    defer { try? FileManager.default.removeItem(at: leaky.directory) }
+    let reportDirectory = leaky.directory.appendingPathComponent("report").path
+    let code = await FailClosedMain.run([
+      "audit", leaky.path, "--allow=10.99.1.10:9001", "--report", reportDirectory,
+    ])
+    #expect(code == 5)
+    let data = try Data(contentsOf: URL(fileURLWithPath: reportDirectory + "/audit.json"))
+    let report = try JSONDecoder().decode(AuditReport.self, from: data)
+    #expect(report.verdict == .leak)
+    #expect(report.leaks.map(\.leakClass) == [.dns])
+    #expect(report.leaks.first?.names == ["cli.example"])
+    #expect(report.leaks.first?.destination == "10.99.1.20:53")
+  }
+
+  @Test func badInputIsASetupError() async throws {
+    #expect(await FailClosedMain.run(["audit"]) == 2)
+    #expect(await FailClosedMain.run(["audit", "/nonexistent/capture.pcap"]) == 2)
+    let clean = try capture(leak: false)
+    defer { try? FileManager.default.removeItem(at: clean.directory) }
+    #expect(await FailClosedMain.run(["audit", clean.path, "--allow", "10.99.1.10"]) == 2)
+    #expect(await FailClosedMain.run(["audit", clean.path, "--allow", "host:80"]) == 2)
+    #expect(await FailClosedMain.run(["audit", clean.path, "--sync-probe", "[::1]"]) == 2)
+    #expect(await FailClosedMain.run(["audit", clean.path, clean.path]) == 2)
+  }
+
+  @Test func helpNamesEveryOptionAndClass() {
+    let help = AuditCommand().helpText
+    for word in [
+      "--allow", "--sync-probe", "--report", "--json", "--device", "dns", "multicast", "ipv6",
+      "other-protocol", "inconclusive",
+    ] {
+      #expect(help.contains(word), "help lacks \(word)")
+    }
+    #expect(FailClosedMain.helpText().contains("audit"))
+  }
+}

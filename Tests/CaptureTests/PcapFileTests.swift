@@ -1,0 +1,118 @@
+import Audit
+import Capture
+import Foundation
+import Glibc
+import Testing
+
+@Suite struct PcapFileTests {
+  static let guardEndpoint = Endpoint("10.88.1.10:9001")!
+  static let device = Endpoint("10.88.0.2:41000")!
+
+  func temporaryPath(_ name: String) -> String {
+    FileManager.default.temporaryDirectory.appendingPathComponent(
+      "fc-pcap-\(getpid())-\(name)"
+    ).path
+  }
+
+  /// Writes `count` allowed packets, with a DNS leak at `leakAt` if given.
+  func writeCapture(_ path: String, count: Int, leakAt: Int? = nil) throws {
+    let writer = try PcapWriter(path: path, linkType: .ethernet)
+    for index in 0..<count {
+      let packet =
+        index == leakAt
+        ? FrameBuilder.udpPacket(
+          from: Self.device, to: Endpoint("10.88.1.20:53")!,
+          payload: FrameBuilder.dnsQuery(name: "early.example"))
+        : FrameBuilder.tcpPacket(from: Self.device, to: Self.guardEndpoint, payload: [1, 2, 3])
+      writer.write(
+        timestamp: 1_700_000_000_000_000_000 + Int64(index) * 1_000_000,
+        frame: FrameBuilder.frame(.ethernet, ip: packet))
+    }
+    writer.close()
+  }
+
+  func cut(_ path: String, by bytes: Int) throws {
+    let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as! Int
+    #expect(Glibc.truncate(path, off_t(size - bytes)) == 0)
+  }
+
+  @Test func aCleanFileWithOnlyAllowedTrafficPasses() throws {
+    let path = temporaryPath("clean.pcap")
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    try writeCapture(path, count: 10)
+    let report = try PcapFileReader.audit(
+      path: path, policy: AuditPolicy(allowed: [Self.guardEndpoint]))
+    #expect(report.verdict == .pass)
+    #expect(report.statistics.packets == 10)
+  }
+
+  @Test func aTruncatedFileKeepsItsPacketsAndTurnsInconclusive() throws {
+    let path = temporaryPath("cut.pcap")
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    try writeCapture(path, count: 10)
+    try cut(path, by: 5)
+    let report = try PcapFileReader.audit(
+      path: path, policy: AuditPolicy(allowed: [Self.guardEndpoint]))
+    #expect(report.verdict == .inconclusive)
+    #expect(report.statistics.packets == 9)
+    let reason = try #require(report.reasons.first)
+    #expect(reason.kind == .unreadableFile)
+    #expect(reason.detail.contains(path))
+    #expect(reason.detail.contains("packet 10"))
+    #expect(reason.detail.contains("byte offset"))
+  }
+
+  @Test func aLeakBeforeTheDamageIsStillALeak() throws {
+    let path = temporaryPath("leak-cut.pcap")
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    try writeCapture(path, count: 10, leakAt: 2)
+    try cut(path, by: 30)
+    let report = try PcapFileReader.audit(
+      path: path, policy: AuditPolicy(allowed: [Self.guardEndpoint]))
+    #expect(report.verdict == .leak)
+    #expect(report.leaks.first?.names == ["early.example"])
+    #expect(report.reasons.map(\.kind) == [.unreadableFile])
+  }
+
+  /// Cutting the file at every length never crashes and never passes a damaged file.
+  @Test func everyCutOfAFileIsJudgedSafely() throws {
+    let path = temporaryPath("every.pcap")
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    try writeCapture(path, count: 3)
+    let full = try Data(contentsOf: URL(fileURLWithPath: path))
+    let cutPath = temporaryPath("every-cut.pcap")
+    defer { try? FileManager.default.removeItem(atPath: cutPath) }
+    // 24-byte file header, then records of 16 bytes + a 57-byte frame.
+    let boundaries = Set((0...3).map { 24 + $0 * 73 })
+    for length in 0..<full.count {
+      try full.prefix(length).write(to: URL(fileURLWithPath: cutPath))
+      do {
+        let report = try PcapFileReader.audit(
+          path: cutPath, policy: AuditPolicy(allowed: [Self.guardEndpoint]))
+        // A cut exactly between records is a valid shorter file; anything else is damage.
+        if report.verdict == .pass {
+          #expect(report.reasons.isEmpty)
+          let atBoundary = boundaries.contains(length)
+          #expect(atBoundary, "cut at \(length)")
+        }
+      } catch let error as CaptureError {
+        #expect(error.message.contains(cutPath))
+        #expect(length < 24, "cut at \(length): \(error)")
+      }
+    }
+  }
+
+  @Test func aFileThatIsNotAPcapIsAClearError() throws {
+    let path = temporaryPath("notes.txt")
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    try Data("hello, not a capture\n".utf8).write(to: URL(fileURLWithPath: path))
+    #expect {
+      _ = try PcapFileReader.audit(path: path, policy: AuditPolicy())
+    } throws: { error in
+      (error as? CaptureError)?.message.contains(path) == true
+    }
+    #expect(throws: CaptureError.self) {
+      _ = try PcapFileReader(path: temporaryPath("does-not-exist.pcap"))
+    }
+  }
+}
