@@ -7,6 +7,7 @@ public enum FailClosedMain {
     VersionCommand(),
     TestnetCommand(),
     AuditCommand(),
+    ExecCommand(),
   ]
 
   public static let overview = """

@@ -10,6 +10,8 @@ public final class ServiceLoop: @unchecked Sendable {
   private let lock = NSLock()
   private var stopped = false
   private var connections: [ObjectIdentifier: Socket] = [:]
+  /// Listening and datagram descriptors, shut down at stop to wake their loops' poll at once.
+  private var wakeable: [Int32] = []
   private var running = 0
   private let finished = DispatchSemaphore(value: 0)
 
@@ -25,7 +27,10 @@ public final class ServiceLoop: @unchecked Sendable {
   func serve(_ listener: Socket, _ handler: @escaping @Sendable (Socket, SocketAddress?) -> Void)
     throws
   {
-    lock.withLock { running += 1 }
+    lock.withLock {
+      running += 1
+      wakeable.append(listener.fd)
+    }
     try namespace.detach("\(name).accept") { [self] in
       defer { loopEnded(closing: listener) }
       while !isStopped {
@@ -50,7 +55,10 @@ public final class ServiceLoop: @unchecked Sendable {
   func serve(
     _ socket: DatagramSocket, _ handler: @escaping @Sendable ([UInt8], SocketAddress) -> [UInt8]?
   ) throws {
-    lock.withLock { running += 1 }
+    lock.withLock {
+      running += 1
+      wakeable.append(socket.fd)
+    }
     try namespace.detach("\(name).udp") { [self] in
       defer { loopEnded(closing: nil) }
       defer { socket.close() }
@@ -81,11 +89,13 @@ public final class ServiceLoop: @unchecked Sendable {
   /// Stops every loop and shuts every open connection; waits (at most a second per loop) for
   /// the loops to end.
   public func stop() {
-    let (open, loops): ([Socket], Int) = lock.withLock {
-      if stopped { return ([], 0) }
+    let (open, loops, fds): ([Socket], Int, [Int32]) = lock.withLock {
+      if stopped { return ([], 0, []) }
       stopped = true
-      return (Array(connections.values), running)
+      return (Array(connections.values), running, wakeable)
     }
+    // The loops close their own descriptors after waking, so these are still open here.
+    for fd in fds { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
     for connection in open { _ = Glibc.shutdown(connection.fd, Int32(SHUT_RDWR)) }
     for _ in 0..<loops { _ = finished.wait(timeout: .now() + 1) }
   }

@@ -1,0 +1,158 @@
+import Audit
+import Capture
+import FailClosedSupport
+import Foundation
+
+/// What `failclosed exec` does, as a library call: build a sandbox, open the capture on the
+/// device's link before anything runs, prove the capture sees a positive-control packet, start
+/// the Tor stand-in, run the command in the device, wait for its whole process tree and a
+/// grace period, stop the capture, audit, write the report, tear everything down.
+public enum SandboxExec {
+  public struct Options: Sendable {
+    public var command: [String]
+    /// Destinations allowed besides the guards.
+    public var allow: [Endpoint]
+    /// Start the Tor stand-in on 127.0.0.1:39050 in the device.
+    public var tor: Bool
+    /// Seconds to keep capturing after the process tree has ended.
+    public var grace: Double
+    /// Seconds the command's tree may run before it is killed (what it sent is still judged).
+    public var timeout: Double
+    /// Where report.json and capture.pcap go; nil keeps nothing.
+    public var reportDirectory: String?
+    public var censorRules: [CensorRule]
+    /// Where the command's stdout and stderr go; nil shares the harness's.
+    public var commandOutput: String?
+
+    public init(
+      command: [String], allow: [Endpoint] = [], tor: Bool = true, grace: Double = 3,
+      timeout: Double = 120, reportDirectory: String? = nil, censorRules: [CensorRule] = [],
+      commandOutput: String? = nil
+    ) {
+      self.command = command
+      self.allow = allow
+      self.tor = tor
+      self.grace = grace
+      self.timeout = timeout
+      self.reportDirectory = reportDirectory
+      self.censorRules = censorRules
+      self.commandOutput = commandOutput
+    }
+  }
+
+  /// The outcome: the audit, and what the run itself saw.
+  public struct Result: Sendable, Codable {
+    public var report: AuditReport
+    public var command: [String]
+    /// The command's exit status (128 + signal when killed); nil if it outlived the timeout.
+    public var commandStatus: Int32?
+    /// True when processes were still in the device at the timeout and were killed.
+    public var killedAtTimeout: Bool
+    public var prefix: String
+    public var setupMilliseconds: Double
+    public var teardownMilliseconds: Double
+    /// Questions the world's resolver answered (name, type, source).
+    public var dnsQuestions: [RecordedQuestion]
+    public var pcapPath: String?
+  }
+
+  /// How a Tor stand-in is started in the device: given the run, start it (its SOCKS port on
+  /// 127.0.0.1:39050 inside the device) and return how to stop it. The default is
+  /// ``defaultTorStarter``; tests and the system-under-test lane may pass their own.
+  public typealias TorStarter = @Sendable (SandboxRun) throws -> @Sendable () -> Void
+
+  /// Set by a module that provides the mock Tor (nil: `tor` mode is a setup error).
+  nonisolated(unsafe) public static var defaultTorStarter: TorStarter?
+
+  public static func run(_ options: Options, torStarter: TorStarter? = nil) async throws -> Result {
+    try await BlockingIO.run("failclosed.exec") {
+      try runBlocking(options, torStarter: torStarter ?? defaultTorStarter)
+    }
+  }
+
+  static func runBlocking(_ options: Options, torStarter: TorStarter?) throws -> Result {
+    if options.tor && torStarter == nil {
+      throw SystemError("exec: no Tor stand-in is available (use --no-tor)", code: ENOSYS)
+    }
+    let run = try SandboxRun.createBlocking()
+    defer { run.teardown() }
+    try run.startWorld()
+    if !options.censorRules.isEmpty { try run.applyCensorRules(options.censorRules) }
+
+    var pcapPath: String?
+    if let directory = options.reportDirectory {
+      try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+      pcapPath = directory + "/capture.pcap"
+    }
+    let probe = SyncProbe(
+      destination: Endpoint(
+        address: IPAddress(AddressPlan.controlTarget.host)!, port: AddressPlan.controlTarget.port),
+      payloadPrefix: SyncProbe.defaultPrefix + Array(" \(run.names.prefix)".utf8))
+    var policy = AuditPolicy(
+      allowed: Set(options.allow), syncProbe: probe,
+      deviceAddresses: [IPAddress(AddressPlan.deviceV4)!, IPAddress(AddressPlan.deviceV6)!])
+    for guardAddress in AddressPlan.guards {
+      policy.allowed.insert(
+        Endpoint(address: IPAddress(guardAddress.host)!, port: guardAddress.port))
+    }
+    let device = run.device
+    let capture = LiveCapture(
+      LiveCapture.Configuration(
+        interface: AddressPlan.deviceInterface, policy: policy, pcapPath: pcapPath,
+        prepareThread: { try device.enterOnCurrentThread() }))
+    try capture.start()
+    var captureStopped = false
+    defer { if !captureStopped { _ = capture.stop() } }
+    try sendPositiveControl(run, probe: probe, capture: capture)
+
+    if options.tor, let torStarter {
+      let stop = try torStarter(run)
+      run.recordService("tor") { stop() }
+    }
+    let command = try DeviceCommand(
+      options.command, in: run, output: options.commandOutput)
+    let (status, finished) = command.waitForTree(timeout: options.timeout)
+    if !finished { command.killTree() }
+    // A daemonised child that leaks late is still caught: keep capturing for the grace period,
+    // and anything that appears in the device meanwhile is waited for too (bounded).
+    let graceEnd = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, options.grace) * 1e9)
+    while DispatchTime.now().uptimeNanoseconds < graceEnd { usleep(20_000) }
+    _ = command.waitForTree(timeout: min(options.timeout, 5))
+    command.killTree()
+    let report = capture.stop()
+    captureStopped = true
+    let questions = run.worldServices.withLock { $0?.resolver.questions ?? [] }
+    run.teardown()
+    let result = Result(
+      report: report, command: options.command, commandStatus: status,
+      killedAtTimeout: !finished, prefix: run.names.prefix,
+      setupMilliseconds: run.setupMilliseconds, teardownMilliseconds: run.teardownMilliseconds,
+      dnsQuestions: questions, pcapPath: pcapPath)
+    if let directory = options.reportDirectory {
+      let encoder = JSONEncoder()
+      encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+      try encoder.encode(result).write(to: URL(fileURLWithPath: directory + "/report.json"))
+    }
+    return result
+  }
+
+  /// Sends the run's positive-control packet from the device until the capture has seen it
+  /// (at most 2 s); a capture that never sees it makes the verdict inconclusive.
+  static func sendPositiveControl(_ run: SandboxRun, probe: SyncProbe, capture: LiveCapture)
+    throws
+  {
+    let sender = try run.device.perform { try DatagramSocket(.ipv4) }
+    defer { sender.close() }
+    for _ in 0..<20 {
+      try sender.send(probe.payloadPrefix, to: AddressPlan.controlTarget)
+      for _ in 0..<10 {
+        if capture.controlPacketsSeen > 0 { return }
+        usleep(10_000)
+      }
+    }
+    capture.noteInconclusive(
+      InconclusiveReason(
+        .positiveControlMissing,
+        "the positive-control packet to \(AddressPlan.controlTarget) was never captured"))
+  }
+}
