@@ -1,3 +1,5 @@
+import Audit
+
 /// Judges a scenario's expectations against what a run produced. Pure: the same scenario and
 /// outcome always give the same judgement.
 ///
@@ -50,8 +52,8 @@ public enum ExpectationJudge {
   }
 
   /// Leaks that began while the scenario had the Tor preference off are the user's choice.
-  static func splitExposure(_ scenario: Scenario, _ all: [LeakRecord]) -> (
-    leaks: [LeakRecord], exposure: [LeakRecord]
+  static func splitExposure(_ scenario: Scenario, _ all: [ScenarioLeak]) -> (
+    leaks: [ScenarioLeak], exposure: [ScenarioLeak]
   ) {
     var changes: [(at: Double, enabled: Bool)] = []
     for action in scenario.app.actions {
@@ -62,15 +64,15 @@ public enum ExpectationJudge {
       for change in changes where change.at <= time { on = change.enabled }
       return on
     }
-    var leaks: [LeakRecord] = []
-    var exposure: [LeakRecord] = []
+    var leaks: [ScenarioLeak] = []
+    var exposure: [ScenarioLeak] = []
     for leak in all {
       if preferenceOn(at: leak.firstTime) { leaks.append(leak) } else { exposure.append(leak) }
     }
     return (leaks, exposure)
   }
 
-  static func describe(_ leak: LeakRecord) -> String {
+  static func describe(_ leak: ScenarioLeak) -> String {
     let names = leak.names.isEmpty ? "" : " (\(leak.names.joined(separator: ", ")))"
     return "\(leak.leakClass.rawValue) to \(leak.destination)\(names) at \(seconds(leak.firstTime))"
   }
@@ -84,8 +86,8 @@ public enum ExpectationJudge {
 private struct Context {
   let scenario: Scenario
   let outcome: ScenarioOutcome
-  let leaks: [LeakRecord]
-  let exposure: [LeakRecord]
+  let leaks: [ScenarioLeak]
+  let exposure: [ScenarioLeak]
   let captureInconclusive: Bool
 
   var events: [AppEvent] { outcome.events }
@@ -201,8 +203,10 @@ private struct Context {
       if !others.isEmpty {
         return (.failed, others.map(ExpectationJudge.describe).joined(separator: "; "))
       }
+      // Packets of a leak class, even beyond the audit's cap on listed leaks.
+      let leakClasses = Set(LeakClass.allCases.map(\.rawValue))
       let stray = outcome.audit.traffic.filter {
-        $0.packets > 0 && $0.trafficClass != "tor" && $0.trafficClass != "link-control"
+        $0.packets > 0 && leakClasses.contains($0.trafficClass)
       }
       if let first = stray.first {
         return (.failed, "\(first.trafficClass) packets at \(seconds(first.time))")

@@ -1,3 +1,5 @@
+import Audit
+
 /// index.html: one self-contained page (inline CSS, JS and SVG, no network) a reviewer opens
 /// in a browser. Tables are written here; the per-scenario timelines (bootstrap progress,
 /// actions, app events, packets by class) are drawn by the inline script from the embedded
@@ -129,7 +131,7 @@ public enum HTMLReport {
       var NS = "http://www.w3.org/2000/svg";
       var colors = {"tor": "#2e8540", "link-control": "#9e9e9e", "dns": "#d7263d", "tcp": "#f46036",
         "udp": "#c2185b", "icmp": "#8e24aa", "ipv6": "#3949ab", "multicast": "#b8860b",
-        "other-protocol": "#6d4c41"};
+        "other-protocol": "#6d4c41", "control": "#00897b", "inbound": "#90a4ae"};
       function el(name, attrs, parent) {
         var e = document.createElementNS(NS, name);
         for (var k in attrs) { e.setAttribute(k, attrs[k]); }

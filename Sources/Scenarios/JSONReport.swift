@@ -130,7 +130,7 @@ public enum JSONReport {
     return .object(members)
   }
 
-  static func leak(_ l: LeakRecord) -> JSONValue {
+  static func leak(_ l: ScenarioLeak) -> JSONValue {
     .object([
       ("class", .string(l.leakClass.rawValue)),
       ("destination", .string(l.destination)),

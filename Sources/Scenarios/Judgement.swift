@@ -48,15 +48,15 @@ public struct Judgement: Sendable, Equatable {
   public var verdict: ScenarioVerdict
   public var expectations: [ExpectationResult]
   /// Leaks that count as leaks: outside Tor while the user wanted Tor.
-  public var leaks: [LeakRecord]
+  public var leaks: [ScenarioLeak]
   /// Direct traffic while the user had turned Tor off: reported, not a leak.
-  public var exposure: [LeakRecord]
+  public var exposure: [ScenarioLeak]
   /// Why the verdict is what it is, for a reader, one line each.
   public var reasons: [String]
 
   public init(
-    verdict: ScenarioVerdict, expectations: [ExpectationResult], leaks: [LeakRecord],
-    exposure: [LeakRecord], reasons: [String]
+    verdict: ScenarioVerdict, expectations: [ExpectationResult], leaks: [ScenarioLeak],
+    exposure: [ScenarioLeak], reasons: [String]
   ) {
     self.verdict = verdict
     self.expectations = expectations

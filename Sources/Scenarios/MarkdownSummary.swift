@@ -1,3 +1,4 @@
+import Audit
 import Foundation
 
 /// summary.md: for a CI step summary. The verdict first, a table, then what went wrong.

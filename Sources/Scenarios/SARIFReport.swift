@@ -1,3 +1,5 @@
+import Audit
+
 /// sarif.json: SARIF 2.1.0 for code-scanning uploads. One result per leak, with one rule per
 /// leak class. Exposure (the user's choice) and the expected leaks of canaries are not results.
 public enum SARIFReport {
@@ -85,7 +87,7 @@ public enum SARIFReport {
     ])
   }
 
-  static func result(_ leak: LeakRecord, _ r: ScenarioResult) -> JSONValue {
+  static func result(_ leak: ScenarioLeak, _ r: ScenarioResult) -> JSONValue {
     let names = leak.names.isEmpty ? "" : " for \(leak.names.joined(separator: ", "))"
     let text =
       "Scenario \(r.scenario.name): \(leak.leakClass.rawValue) leak to \(leak.destination)"

@@ -1,3 +1,5 @@
+import TorControl
+
 /// One scenario file: a test plan a reviewer can read. What Tor does, what the censor does,
 /// what the app does over virtual time, and what must (not) happen.
 public struct Scenario: Sendable, Equatable {
@@ -51,8 +53,8 @@ public struct TorPlan: Sendable, Equatable {
   }
 
   public var personality: Personality
-  /// The mock's bootstrap plan, passed through as written: "healthy:5", "stall:conn:timeout",
-  /// "never", "flap:10", "crash:30".
+  /// The mock's bootstrap plan as written: "healthy:5", "stall:conn:timeout", "never",
+  /// "flap:10", "crash:30". ``plan`` is its parsed form.
   public var bootstrap: String
   public var faults: [StreamFault]
   /// Virtual second at which the Tor process crashes, if it does.
@@ -67,6 +69,11 @@ public struct TorPlan: Sendable, Equatable {
     self.faults = faults
     self.crashAt = crashAt
   }
+}
+
+extension TorPlan {
+  /// The parsed plan for the mock (the parser already checked that it parses).
+  public var plan: BootstrapPlan? { try? BootstrapPlan(parsing: bootstrap) }
 }
 
 /// A fault the mock applies to streams towards one destination (toxiproxy's vocabulary).
@@ -104,63 +111,72 @@ public struct StreamFault: Sendable, Equatable {
 
 /// The censor between the device and the world.
 public struct NetworkPlan: Sendable, Equatable {
-  public var censor: [CensorRule]
+  public var censor: [CensorPlanRule]
   public var dnsPoisoning: [DNSPoisoning]
 
-  public init(censor: [CensorRule] = [], dnsPoisoning: [DNSPoisoning] = []) {
+  public init(censor: [CensorPlanRule] = [], dnsPoisoning: [DNSPoisoning] = []) {
     self.censor = censor
     self.dnsPoisoning = dnsPoisoning
   }
 }
 
-/// One nftables rule in the censor namespace.
-public struct CensorRule: Sendable, Equatable {
+/// One nftables rule in the censor namespace, in the Sandbox's vocabulary (Sandbox.CensorPlanRule)
+/// with a symbolic target instead of an address, and an optional time window.
+public struct CensorPlanRule: Sendable, Equatable {
   public enum Action: String, Sendable, CaseIterable {
+    /// Silently discards: connects time out.
     case drop
-    case rejectReset = "reject-reset"
-    case rejectICMP = "reject-icmp"
+    /// Answers TCP with a reset: connects fail at once (CONNECTREFUSED).
+    case reset
+    case icmpPortUnreachable = "icmp-port-unreachable"
+    case icmpHostUnreachable = "icmp-host-unreachable"
+    case icmpAdminProhibited = "icmp-admin-prohibited"
   }
 
   public enum TransportProtocol: String, Sendable, CaseIterable {
-    case tcp, udp, icmp, any
+    case tcp, udp, icmp
   }
 
-  /// Symbolic targets the runner maps to the sandbox's addresses.
+  /// Symbolic targets the runner maps to the sandbox's addresses (``SandboxMapping``).
   public static let symbolicTargets = ["tor-guards", "dns-resolver", "world", "any"]
 
   public var action: Action
   /// A symbolic target (``symbolicTargets``) or a host name the world serves.
   public var target: String
   public var port: Int?
-  public var transport: TransportProtocol
-  /// Matches only packets at least this long (bytes, IP length).
-  public var minPacketSize: Int?
-  /// Matches only once a connection has carried this many bytes (nftables `ct bytes`): how
-  /// "TLS dropped after the handshake" is written.
-  public var afterBytes: Int?
+  /// nil matches every protocol.
+  public var transport: TransportProtocol?
+  /// Matches only packets whose IP length is greater than this: a crude DPI that lets a SYN
+  /// through and drops a TLS ClientHello.
+  public var longerThan: Int?
   /// Virtual seconds during which the rule is in force; nil means from the start / to the end.
   public var from: Double?
   public var until: Double?
 
   public init(
-    action: Action, target: String, port: Int? = nil, transport: TransportProtocol = .any,
-    minPacketSize: Int? = nil, afterBytes: Int? = nil, from: Double? = nil, until: Double? = nil
+    action: Action, target: String, port: Int? = nil, transport: TransportProtocol? = nil,
+    longerThan: Int? = nil, from: Double? = nil, until: Double? = nil
   ) {
     self.action = action
     self.target = target
     self.port = port
     self.transport = transport
-    self.minPacketSize = minPacketSize
-    self.afterBytes = afterBytes
+    self.longerThan = longerThan
     self.from = from
     self.until = until
   }
+
+  /// Whether the rule is in force at virtual time `t`.
+  public func isActive(at t: Double) -> Bool {
+    (from.map { t >= $0 } ?? true) && (until.map { t < $0 } ?? true)
+  }
 }
 
-/// A lie the censor tells about one name.
+/// A lie the censor tells about one name (and its subdomains).
 public struct DNSPoisoning: Sendable, Equatable {
   public enum Answer: String, Sendable, CaseIterable {
-    case nxdomain, refused, sinkhole, drop
+    /// Answers with an address of the censor's where nothing listens.
+    case sinkhole
   }
 
   public var name: String

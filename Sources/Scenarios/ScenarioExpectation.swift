@@ -1,3 +1,5 @@
+import Audit
+
 /// What a scenario requires. The capture-based kinds are judged from the audit; the others
 /// from the app's events and the bootstrap timeline.
 public enum ScenarioExpectation: Sendable, Equatable {
@@ -79,16 +81,6 @@ public enum ScenarioExpectation: Sendable, Equatable {
     case .trafficOnlyToTor: return "traffic only to Tor"
     case .clearnetByUserChoice: return "clearnet by the user's choice, reported as exposure"
     }
-  }
-}
-
-/// The audit's leak classes (DESIGN.md).
-public enum LeakClass: String, Sendable, CaseIterable, Comparable {
-  case dns, tcp, udp, icmp, ipv6, multicast
-  case otherProtocol = "other-protocol"
-
-  public static func < (lhs: LeakClass, rhs: LeakClass) -> Bool {
-    allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
   }
 }
 

@@ -1,3 +1,5 @@
+import Audit
+
 /// Everything one run of a scenario produced, as the judge and the reports read it. The runner
 /// fills it from the sandbox, the app's JSON events, the mock's bootstrap timeline and the
 /// audit. Every time is in virtual seconds since the scenario started (the runner converts
@@ -5,7 +7,7 @@
 public struct ScenarioOutcome: Sendable, Equatable {
   public var events: [AppEvent]
   public var bootstrap: [BootstrapSample]
-  public var audit: AuditSummary
+  public var audit: CaptureAudit
   public var capture: CaptureStats
   /// Set when the run could not complete (setup error, the app crashed): the verdict is then
   /// inconclusive whatever else was seen, unless a leak was caught.
@@ -14,7 +16,7 @@ public struct ScenarioOutcome: Sendable, Equatable {
   public var wallSeconds: Double
 
   public init(
-    events: [AppEvent] = [], bootstrap: [BootstrapSample] = [], audit: AuditSummary,
+    events: [AppEvent] = [], bootstrap: [BootstrapSample] = [], audit: CaptureAudit,
     capture: CaptureStats, runError: String? = nil, wallSeconds: Double = 0
   ) {
     self.events = events
@@ -77,23 +79,19 @@ public struct BootstrapSample: Sendable, Equatable {
   }
 }
 
-/// The audit's verdict on the capture alone.
-public enum AuditVerdict: String, Sendable, Equatable {
-  case pass, leak, inconclusive
-}
-
 /// What the audit concluded about the capture.
-public struct AuditSummary: Sendable, Equatable {
-  public var verdict: AuditVerdict
+public struct CaptureAudit: Sendable, Equatable {
+  public var verdict: Verdict
   /// Why the capture cannot decide (drops, late start, missing positive control).
   public var inconclusiveReasons: [String]
   /// Every flow that left the device to a destination outside the allowed Tor addresses.
-  public var leaks: [LeakRecord]
-  /// Packets per class over time for the timeline: "tor", "link-control" and the leak classes.
+  public var leaks: [ScenarioLeak]
+  /// Packets per class over time for the timeline: "tor", "link-control", "control" and the
+  /// leak classes' raw values.
   public var traffic: [TrafficSample]
 
   public init(
-    verdict: AuditVerdict, inconclusiveReasons: [String] = [], leaks: [LeakRecord] = [],
+    verdict: Verdict, inconclusiveReasons: [String] = [], leaks: [ScenarioLeak] = [],
     traffic: [TrafficSample] = []
   ) {
     self.verdict = verdict
@@ -104,7 +102,7 @@ public struct AuditSummary: Sendable, Equatable {
 }
 
 /// One leaking flow with its evidence.
-public struct LeakRecord: Sendable, Equatable {
+public struct ScenarioLeak: Sendable, Equatable {
   public var leakClass: LeakClass
   /// "10.77.3.2:443", "[fd00::2]:53"
   public var destination: String

@@ -1,11 +1,18 @@
+import Audit
+import TorControl
+
 /// Turns a scenario file's text into a ``Scenario``, or an error naming the file, the field's
 /// JSON path and what was expected. Accepts exactly what Scenarios/scenario.schema.json
 /// accepts, plus the checks a schema cannot state (an action after the end of the run).
 public enum ScenarioParser {
   /// Patterns shared with the JSON Schema (kept identical; a test checks they agree).
   public enum Pattern {
+    /// The mock's plan spellings (TorControl.BootstrapPlan), in canonical form, with C tor's
+    /// phase tags spelled out so editors flag a misspelt phase.
     public static let bootstrapPlan =
-      "^(healthy(:[0-9]+(\\.[0-9]+)?)?|never|stall:[a-z_]+(:[a-z_]+)?|flap:[0-9]+(\\.[0-9]+)?"
+      "^(healthy(:[0-9]+(\\.[0-9]+)?)?|never|stall:("
+      + BootstrapPhase.all.map(\.tag).joined(separator: "|")
+      + ")(:(timeout|refused|none))?|flap:([1-9][0-9]*(\\.[0-9]+)?|0\\.[0-9]*[1-9][0-9]*)"
       + "|crash:[0-9]+(\\.[0-9]+)?)$"
     public static let destination = "^[A-Za-z0-9.-]+:[0-9]{1,5}$"
     public static let host = "^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$"
@@ -68,7 +75,13 @@ public enum ScenarioParser {
       rawValue: try r.oneOf("personality", TorPlan.Personality.allCases.map(\.rawValue))!)!
     let bootstrap = try r.string(
       "bootstrap", matching: Pattern.bootstrapPlan,
-      "a bootstrap plan (healthy[:S], never, stall:PHASE[:HOW], flap:S, crash:S)")!
+      "a bootstrap plan (healthy[:S], never, stall:PHASE[:timeout|refused|none], flap:S, "
+        + "crash:S)")!
+    do {
+      _ = try BootstrapPlan(parsing: bootstrap)
+    } catch {
+      throw r.fail("bootstrap", "\(error)")
+    }
     let faults = try (r.array("faults", "faults") ?? []).map { f throws(ScenarioError) in
       try parseFault(FieldReader(f.value, file: r.file, path: f.path))
     }
@@ -111,8 +124,9 @@ public enum ScenarioParser {
       let p = try FieldReader(e.value, file: r.file, path: e.path)
       try p.rejectUnknown(allowing: ["name", "answer", "note"])
       let name = try p.string("name", matching: Pattern.host, "a lower-case host name")!
-      let answer = DNSPoisoning.Answer(
-        rawValue: try p.oneOf("answer", DNSPoisoning.Answer.allCases.map(\.rawValue))!)!
+      let answer =
+        try p.oneOf("answer", DNSPoisoning.Answer.allCases.map(\.rawValue), required: false)
+        .map { DNSPoisoning.Answer(rawValue: $0)! } ?? .sinkhole
       _ = try p.string("note", required: false)
       return DNSPoisoning(name: name, answer: answer)
     }
@@ -120,32 +134,33 @@ public enum ScenarioParser {
     return NetworkPlan(censor: rules, dnsPoisoning: poisoning)
   }
 
-  private static func parseCensorRule(_ r: FieldReader) throws(ScenarioError) -> CensorRule {
+  private static func parseCensorRule(_ r: FieldReader) throws(ScenarioError) -> CensorPlanRule {
     try r.rejectUnknown(allowing: [
-      "action", "to", "port", "protocol", "minPacketSize", "afterBytes", "from", "until", "note",
+      "action", "to", "port", "protocol", "longerThan", "from", "until", "note",
     ])
-    let action = CensorRule.Action(
-      rawValue: try r.oneOf("action", CensorRule.Action.allCases.map(\.rawValue))!)!
+    let action = CensorPlanRule.Action(
+      rawValue: try r.oneOf("action", CensorPlanRule.Action.allCases.map(\.rawValue))!)!
     let target = try r.string(
       "to", matching: Pattern.host,
       "a target: tor-guards, dns-resolver, world, any, or a host name the world serves")!
+    let transport = try r.oneOf(
+      "protocol", CensorPlanRule.TransportProtocol.allCases.map(\.rawValue), required: false
+    ).map { CensorPlanRule.TransportProtocol(rawValue: $0)! }
     let port = try r.integer("port", in: 1...65535, "a port")
-    let transport =
-      try r.oneOf(
-        "protocol", CensorRule.TransportProtocol.allCases.map(\.rawValue), required: false
-      )
-      .map { CensorRule.TransportProtocol(rawValue: $0)! } ?? .any
-    let minSize = try r.integer("minPacketSize", in: 1...65535, "a packet size in bytes")
-    let afterBytes = try r.integer("afterBytes", in: 0...1_073_741_824, "a byte count")
+    if port != nil, transport == .icmp { throw r.fail("port", "ICMP has no ports") }
+    if action == .reset, let transport, transport != .tcp {
+      throw r.fail("protocol", "a reset needs \"tcp\", got \"\(transport.rawValue)\"")
+    }
+    let longerThan = try r.integer("longerThan", in: 0...65535, "a packet length in bytes")
     let from = try r.seconds("from")
     let until = try r.seconds("until")
     if let from, let until, until <= from {
       throw r.fail("until", "expected a time after \"from\" (\(formatSeconds(from)))")
     }
     _ = try r.string("note", required: false)
-    return CensorRule(
-      action: action, target: target, port: port, transport: transport, minPacketSize: minSize,
-      afterBytes: afterBytes, from: from, until: until)
+    return CensorPlanRule(
+      action: action, target: target, port: port, transport: transport, longerThan: longerThan,
+      from: from, until: until)
   }
 
   private static func parseApp(_ r: FieldReader, duration: Double) throws(ScenarioError)

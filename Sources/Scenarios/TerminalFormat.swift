@@ -1,3 +1,5 @@
+import Audit
+
 /// Lines for the terminal: one progress line per finished scenario, then a summary table.
 /// Pure: the runner prints what these return.
 public enum TerminalFormat {

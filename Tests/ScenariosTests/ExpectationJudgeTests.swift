@@ -1,3 +1,4 @@
+import Audit
 import Testing
 
 @testable import Scenarios
@@ -18,12 +19,12 @@ func makeScenario(
 }
 
 func makeOutcome(
-  events: [AppEvent] = [], bootstrap: [BootstrapSample] = [], leaks: [LeakRecord] = [],
-  audit: AuditVerdict? = nil, traffic: [TrafficSample] = [], runError: String? = nil
+  events: [AppEvent] = [], bootstrap: [BootstrapSample] = [], leaks: [ScenarioLeak] = [],
+  audit: Verdict? = nil, traffic: [TrafficSample] = [], runError: String? = nil
 ) -> ScenarioOutcome {
   ScenarioOutcome(
     events: events, bootstrap: bootstrap,
-    audit: AuditSummary(
+    audit: CaptureAudit(
       verdict: audit ?? (leaks.isEmpty ? .pass : .leak),
       inconclusiveReasons: audit == .inconclusive ? ["pcap_stats ps_drop 3"] : [], leaks: leaks,
       traffic: traffic),
@@ -32,8 +33,8 @@ func makeOutcome(
     runError: runError, wallSeconds: 1.2)
 }
 
-func leak(_ c: LeakClass, at t: Double, names: [String] = []) -> LeakRecord {
-  LeakRecord(
+func leak(_ c: LeakClass, at t: Double, names: [String] = []) -> ScenarioLeak {
+  ScenarioLeak(
     leakClass: c, destination: c == .dns ? "10.200.2.2:53" : "10.200.2.9:443",
     transport: c == .dns ? "udp" : "tcp", names: names, firstTime: t, lastTime: t + 1, packets: 3,
     bytes: 180)

@@ -73,6 +73,25 @@ import Testing
       with: #""bootstrap": "never", "faults": [{"destination": "a.org", "fault": "drop"}]"#),
     scenarioText().replacingOccurrences(
       of: #""duration": 90,"#, with: #""duration": 90, "weakness": 5,"#),
+    scenarioText().replacingOccurrences(
+      of: #""duration": 90,"#,
+      with:
+        #""duration": 90, "network": {"censor": [{"action": "reset", "to": "world", "protocol": "udp"}]},"#
+    ),
+    scenarioText().replacingOccurrences(
+      of: #""duration": 90,"#,
+      with:
+        #""duration": 90, "network": {"censor": [{"action": "drop", "to": "any", "protocol": "icmp", "port": 7}]},"#
+    ),
+    scenarioText().replacingOccurrences(
+      of: #""duration": 90,"#,
+      with:
+        #""duration": 90, "network": {"censor": [{"action": "drop", "to": "any", "afterBytes": 7}]},"#
+    ),
+    scenarioText().replacingOccurrences(of: #""never""#, with: #""stall:bogus_phase""#),
+    scenarioText().replacingOccurrences(of: #""never""#, with: #""stall:conn:slowly""#),
+    scenarioText().replacingOccurrences(of: #""never""#, with: #""flap:0""#),
+    scenarioText().replacingOccurrences(of: #""never""#, with: #""healthy:5:6""#),
   ]
 
   @Test(.enabled(if: validatorAvailable, "needs /usr/bin/python3 with python3-jsonschema"))

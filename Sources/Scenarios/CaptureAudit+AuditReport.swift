@@ -1,0 +1,64 @@
+import Audit
+
+extension CaptureAudit {
+  /// Converts the Audit module's report to the judge's view, on the scenario's virtual time
+  /// axis: `virtual = (epochSeconds - runStart) * timeScale`, where `runStart` is the Unix time
+  /// (seconds) at which the scenario's virtual clock read 0. Flows become packet counts per
+  /// time bucket of `bucket` virtual seconds, by class: "tor" (allowed), "control",
+  /// "link-control", "inbound" and the leak classes.
+  public init(_ report: AuditReport, runStart: Double, timeScale: Double, bucket: Double = 1) {
+    func virtual(_ epoch: Double) -> Double { max(0, (epoch - runStart) * timeScale) }
+    let leaks = report.leaks.map { leak in
+      ScenarioLeak(
+        leakClass: leak.leakClass, destination: leak.destination, transport: leak.protocol,
+        names: leak.names, firstTime: virtual(leak.firstTime), lastTime: virtual(leak.lastTime),
+        packets: leak.packets, bytes: leak.bytes)
+    }
+    var counts: [String: [Int: Int]] = [:]
+    for flow in report.flows {
+      let trafficClass = CaptureAudit.trafficClass(flow.disposition)
+      let first = Int(virtual(flow.firstTime) / bucket)
+      let last = max(first, Int(virtual(flow.lastTime) / bucket))
+      // Spread the flow's packets evenly over its buckets, bounded so one long flow stays cheap.
+      let spanned = min(last - first + 1, 10_000)
+      for i in 0..<spanned {
+        let share = flow.packets / spanned + (i < flow.packets % spanned ? 1 : 0)
+        if share > 0 { counts[trafficClass, default: [:]][first + i, default: 0] += share }
+      }
+    }
+    let traffic = counts.keys.sorted().flatMap { trafficClass in
+      counts[trafficClass]!.keys.sorted().map { index in
+        TrafficSample(
+          time: Double(index) * bucket, trafficClass: trafficClass,
+          packets: counts[trafficClass]![index]!)
+      }
+    }
+    self.init(
+      verdict: report.verdict, inconclusiveReasons: report.reasons.map(\.description),
+      leaks: leaks, traffic: traffic)
+  }
+
+  /// "allowed" -> "tor", "link-control:arp" -> "link-control", "leak:dns" and
+  /// "leak-reply:dns" -> "dns"; others as they are.
+  static func trafficClass(_ disposition: String) -> String {
+    if disposition == "allowed" { return "tor" }
+    if disposition.hasPrefix("link-control") { return "link-control" }
+    if let colon = disposition.firstIndex(of: ":"), disposition.hasPrefix("leak") {
+      return String(disposition[disposition.index(after: colon)...])
+    }
+    return disposition
+  }
+}
+
+extension CaptureStats {
+  /// pcap_stats and the start synchronisation, from the Audit module's report.
+  public init(_ report: AuditReport, pcapPath: String? = nil) {
+    let dropped = report.capture.map { Int($0.dropped + $0.interfaceDropped) } ?? 0
+    self.init(
+      packets: report.statistics.packets, dropped: dropped,
+      positiveControlSeen: !report.reasons.contains {
+        $0.kind == .positiveControlMissing || $0.kind == .captureStartedLate
+      },
+      pcapPath: pcapPath)
+  }
+}

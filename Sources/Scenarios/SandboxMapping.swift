@@ -1,0 +1,69 @@
+import Audit
+import FailClosedSupport
+import Sandbox
+
+/// Turns a scenario's network plan into the Sandbox's censor rules, with the symbolic targets
+/// resolved to the sandbox's fixed addresses (Sandbox.AddressPlan).
+public enum SandboxMapping {
+  /// Where a poisoned name points: the censor's world-side address, where nothing listens.
+  public static let sinkholeV4 = AddressPlan.censorWorldSideV4
+
+  /// The destinations a target names, as addresses or CIDR blocks with an optional port
+  /// (nil: the rule's own port).
+  public static func destinations(_ target: String) -> [(block: String?, port: UInt16?)] {
+    switch target {
+    case "tor-guards": return AddressPlan.guards.map { ($0.host, $0.port) }
+    case "dns-resolver": return [(AddressPlan.resolverV4, nil)]
+    case "world":
+      return [
+        (AddressPlan.worldV4 + "/\(AddressPlan.prefixV4)", nil),
+        (AddressPlan.worldV6 + "/\(AddressPlan.prefixV6)", nil),
+        (AddressPlan.webHostV4, nil), (AddressPlan.webHostV6, nil),
+      ]
+    case "any": return [(nil, nil)]
+    // The world's resolver answers every name with the web host.
+    default: return [(AddressPlan.webHostV4, nil), (AddressPlan.webHostV6, nil)]
+    }
+  }
+
+  /// The Sandbox rules in force at virtual time `t`: the censor rules active then, and the DNS
+  /// poisoning (always in force).
+  public static func censorRules(_ plan: NetworkPlan, at t: Double) -> [Sandbox.CensorRule] {
+    var rules: [Sandbox.CensorRule] = []
+    for rule in plan.censor where rule.isActive(at: t) {
+      let action: Sandbox.CensorRule.Action
+      switch rule.action {
+      case .drop: action = .drop
+      case .reset: action = .reset
+      case .icmpPortUnreachable: action = .icmpPortUnreachable
+      case .icmpHostUnreachable: action = .icmpHostUnreachable
+      case .icmpAdminProhibited: action = .icmpAdminProhibited
+      }
+      let proto = rule.transport.map {
+        Sandbox.CensorRule.TransportProtocol(rawValue: $0.rawValue)!
+      }
+      for destination in destinations(rule.target) {
+        // A tor-guards rule without a port means the guard's own port; an ICMP one has none.
+        let port = rule.port.map { UInt16($0) } ?? (proto == .icmp ? nil : destination.port)
+        // A v6 block with an IPv4-only protocol is harmless: the rule never matches.
+        rules.append(
+          Sandbox.CensorRule(
+            action: action, destination: destination.block, port: port, protocol: proto,
+            longerThan: rule.longerThan))
+      }
+    }
+    if !plan.dnsPoisoning.isEmpty {
+      rules.append(
+        Sandbox.CensorRule(
+          action: .poisonDNS, poisonAddress: sinkholeV4, names: plan.dnsPoisoning.map(\.name)))
+    }
+    return rules
+  }
+
+  /// The virtual times after 0 at which the set of rules in force changes, sorted: the runner
+  /// reapplies ``censorRules(_:at:)`` at each.
+  public static func changeTimes(_ plan: NetworkPlan) -> [Double] {
+    let times = plan.censor.flatMap { [$0.from, $0.until].compactMap { $0 } }.filter { $0 > 0 }
+    return Array(Set(times)).sorted()
+  }
+}

@@ -1,0 +1,93 @@
+import Audit
+import Foundation
+import Sandbox
+import Testing
+
+@testable import Scenarios
+
+/// The pieces the runner uses to fill a ScenarioOutcome from the other modules.
+@Suite struct AdapterTests {
+  @Test func censorPlansBecomeSandboxRulesWithTheSandboxsAddresses() throws {
+    let plan = NetworkPlan(
+      censor: [
+        CensorPlanRule(action: .drop, target: "tor-guards", transport: .tcp, until: 25),
+        CensorPlanRule(action: .reset, target: "relay.damus.io", port: 443, from: 10),
+        CensorPlanRule(
+          action: .icmpAdminProhibited, target: "any", transport: .udp, longerThan: 200),
+      ],
+      dnsPoisoning: [DNSPoisoning(name: "nos.lol", answer: .sinkhole)])
+    let early = SandboxMapping.censorRules(plan, at: 0)
+    #expect(early.count == 3)
+    #expect(early[0].action == .drop)
+    #expect(early[0].destination == "10.66.1.10")
+    #expect(early[0].port == 9001)
+    #expect(early[0].protocol == .tcp)
+    #expect(early[1].action == .icmpAdminProhibited)
+    #expect(early[1].destination == nil)
+    #expect(early[1].longerThan == 200)
+    #expect(early[2].action == .poisonDNS)
+    #expect(early[2].names == ["nos.lol"])
+    for rule in early { try rule.validate() }
+    let later = SandboxMapping.censorRules(plan, at: 30)
+    #expect(later.map(\.action) == [.reset, .reset, .icmpAdminProhibited, .poisonDNS])
+    #expect(later[0].destination == AddressPlan.webHostV4)
+    #expect(later[0].port == 443)
+    for rule in later { try rule.validate() }
+    #expect(SandboxMapping.changeTimes(plan) == [10, 25])
+  }
+
+  @Test func everyLibraryScenarioMapsToValidSandboxRules() throws {
+    for item in ScenarioLoader.load([scenariosDirectory]) {
+      let scenario = try item.result.get()
+      #expect(scenario.tor.plan != nil, "\(scenario.name)")
+      for t in [0] + SandboxMapping.changeTimes(scenario.network) {
+        for rule in SandboxMapping.censorRules(scenario.network, at: t) {
+          #expect(throws: Never.self, "\(scenario.name)") { try rule.validate() }
+        }
+      }
+    }
+  }
+
+  @Test func anAuditReportLandsOnTheScenariosVirtualTimeAxis() throws {
+    let json = """
+      {"verdict": "leak", "reasons": [{"kind": "drops", "detail": "ps_drop 2"}], "allowed": [],
+       "leaks": [{"class": "dns", "protocol": "udp", "destination": "10.66.1.53:53",
+                  "sources": ["10.66.0.2"], "names": ["nos.lol"], "firstTime": 1000.2,
+                  "firstOffset": 0.2, "lastTime": 1000.4, "packets": 2, "bytes": 120,
+                  "replyPackets": 2}],
+       "linkControl": {"arp": 0, "neighbourDiscovery": 0, "mld": 0, "igmp": 0},
+       "statistics": {"linkType": "ethernet", "packets": 50, "bytes": 4000, "allowedPackets": 40,
+                      "controlPackets": 1, "linkControlPackets": 3, "inboundPackets": 0,
+                      "leakPackets": 2, "leakReplyPackets": 2, "undecodablePackets": 0,
+                      "flowOverflowPackets": 0, "leakGroupOverflowPackets": 0},
+       "capture": {"received": 52, "dropped": 2, "interfaceDropped": 1},
+       "flows": [
+         {"protocol": "tcp", "source": "10.66.0.2", "destination": "10.66.1.10",
+          "sourcePort": 40000, "destinationPort": 9001, "firstTime": 1000.0, "lastTime": 1000.1,
+          "packets": 40, "bytes": 3000, "disposition": "allowed", "names": []},
+         {"protocol": "udp", "source": "10.66.0.2", "destination": "10.66.1.53",
+          "sourcePort": 5000, "destinationPort": 53, "firstTime": 1000.2, "lastTime": 1000.2,
+          "packets": 2, "bytes": 120, "disposition": "leak:dns", "names": ["nos.lol"]},
+         {"protocol": "arp", "source": "", "destination": "", "sourcePort": 0,
+          "destinationPort": 0, "firstTime": 1000.0, "lastTime": 1000.0, "packets": 3,
+          "bytes": 180, "disposition": "link-control:arp", "names": []}]}
+      """
+    let report = try JSONDecoder().decode(AuditReport.self, from: Data(json.utf8))
+    let audit = CaptureAudit(report, runStart: 1000, timeScale: 75)
+    #expect(audit.verdict == .leak)
+    #expect(audit.inconclusiveReasons == ["drops: ps_drop 2"])
+    #expect(audit.leaks.count == 1)
+    #expect(abs(audit.leaks[0].firstTime - 15) < 1e-6)
+    #expect(abs(audit.leaks[0].lastTime - 30) < 1e-6)
+    #expect(audit.leaks[0].transport == "udp")
+    let byClass = Dictionary(grouping: audit.traffic, by: \.trafficClass)
+      .mapValues { $0.reduce(0) { $0 + $1.packets } }
+    #expect(byClass == ["tor": 40, "dns": 2, "link-control": 3])
+    // The allowed flow spans 0...7.5 virtual seconds: spread over 8 one-second buckets.
+    #expect(audit.traffic.filter { $0.trafficClass == "tor" }.count == 8)
+    let stats = CaptureStats(report, pcapPath: "/tmp/x.pcap")
+    #expect(stats.dropped == 3)
+    #expect(stats.packets == 50)
+    #expect(stats.positiveControlSeen)
+  }
+}
