@@ -38,6 +38,11 @@ let package = Package(
     .target(
       name: "SystemUnderTest",
       dependencies: ["SOCKS", "TLS", "MockTor", "TorControl", "FailClosedSupport"]),
+    // The real-Tor lane: the private network in the world namespace, a real tor client in the
+    // device namespace, censored by nftables in between.
+    .target(
+      name: "RealTorLane",
+      dependencies: ["Sandbox", "Testnet", "Capture", "Audit", "FailClosedSupport"]),
     // Scenario files, the runner and the reports.
     .target(
       name: "Scenarios",
@@ -48,7 +53,7 @@ let package = Package(
       name: "FailClosedCLI",
       dependencies: [
         "Scenarios", "Sandbox", "SystemUnderTest", "MockTor", "Audit", "Capture", "Testnet",
-        "FailClosedSupport",
+        "RealTorLane", "FailClosedSupport",
       ]),
     .executableTarget(name: "failclosed", dependencies: ["FailClosedCLI"]),
     // Load generators for tools/bench: the SOCKS load client and the capture generator.
@@ -59,6 +64,9 @@ let package = Package(
     .testTarget(name: "TorControlTests", dependencies: ["TorControl"]),
     .testTarget(name: "MockTorTests", dependencies: ["MockTor", "SOCKS", "FailClosedSupport"]),
     .testTarget(name: "TestnetTests", dependencies: ["Testnet", "FailClosedSupport"]),
+    .testTarget(
+      name: "RealTorLaneTests",
+      dependencies: ["RealTorLane", "Sandbox", "Testnet", "FailClosedSupport"]),
     .testTarget(name: "TLSTests", dependencies: ["TLS", "HTTPCodec", "FailClosedSupport"]),
     .testTarget(name: "HTTPCodecTests", dependencies: ["HTTPCodec"]),
     .testTarget(name: "AuditTests", dependencies: ["Audit"]),

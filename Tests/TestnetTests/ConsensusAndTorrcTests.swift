@@ -55,3 +55,18 @@ import Testing
     #expect(lines[1].summary == "Done")
   }
 }
+
+@Suite struct BootstrapProblemLineTests {
+  @Test func parsesTorsStuckWarning() throws {
+    let line: Substring =
+      "Nov 29 14:16:22.000 [warn] Problem bootstrapping. Stuck at 5% (conn): Connecting to a relay. (Connection refused; CONNECTREFUSED; count 10; recommendation warn; host 0000000000000000000000000000000000000000 at 127.0.0.1:1)"
+    let problem = try #require(BootstrapProblemLine(line))
+    #expect(problem.progress == 5)
+    #expect(problem.tag == "conn")
+    #expect(problem.warning == "Connection refused")
+    #expect(problem.reason == "CONNECTREFUSED")
+    #expect(problem.count == 10)
+    #expect(problem.hostAddress == "127.0.0.1:1")
+    #expect(BootstrapProblemLine("[notice] Bootstrapped 5% (conn): Connecting to a relay") == nil)
+  }
+}
