@@ -43,6 +43,8 @@ public final class SandboxRun: @unchecked Sendable {
   private let lock = NSLock()
   private var resources: [Resource] = []
   private var tornDown = false
+  /// Signalled once the first teardown has finished.
+  private let completed = DispatchSemaphore(value: 0)
   private var namespaceInodes: [UInt64] = []
 
   init(names: SandboxNames) {
@@ -131,13 +133,26 @@ public final class SandboxRun: @unchecked Sendable {
   /// Removes everything in reverse order of creation. Idempotent, never throws: a failure to
   /// remove one thing must not keep the others alive. Returns what could not be removed.
   @discardableResult
-  public func teardown() -> [String] {
-    let (toRemove, inodes): ([Resource], [UInt64]) = lock.withLock {
-      if tornDown { return ([], []) }
+  public func teardown() -> [String] { teardown(fromSignal: false) }
+
+  @discardableResult
+  func teardown(fromSignal: Bool) -> [String] {
+    let (first, toRemove, inodes): (Bool, [Resource], [UInt64]) = lock.withLock {
+      if tornDown { return (false, [], []) }
       tornDown = true
-      return (resources.reversed(), namespaceInodes)
+      return (true, resources.reversed(), namespaceInodes)
     }
-    if toRemove.isEmpty && inodes.isEmpty { return [] }
+    guard first else {
+      // Someone else is tearing down. While a signal ends the process, no other thread may
+      // return from here (it could exit the process before the signal's teardown is done).
+      if !fromSignal && SignalTeardown.isTerminating {
+        while true { sleep(60) }
+      }
+      completed.wait()
+      completed.signal()
+      return []
+    }
+    defer { completed.signal() }
     let start = DispatchTime.now().uptimeNanoseconds
     var failures: [String] = []
     // Any process still inside the run's namespaces (a daemon the command left) dies first:

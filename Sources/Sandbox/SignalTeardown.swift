@@ -34,9 +34,16 @@ public enum SignalTeardown {
     }
   }
 
+  /// True once a signal is ending the process.
+  static var isTerminating: Bool { lock.withLock { terminating } }
+  nonisolated(unsafe) private static var terminating = false
+
   private static func handle(_ signalNumber: Int32) {
-    let live = lock.withLock { Array(runs.values) }
-    for run in live { run.teardown() }
+    let live = lock.withLock {
+      terminating = true
+      return Array(runs.values)
+    }
+    for run in live { run.teardown(fromSignal: true) }
     let message = "failclosed: signal \(signalNumber), sandbox removed\n"
     FileHandle.standardError.write(Data(message.utf8))
     exit(128 + signalNumber)
