@@ -1,0 +1,144 @@
+import Foundation
+
+/// The modelled app: TorManager, NetworkActivationService, TorURLSession, NostrRelayManager and
+/// GeoRelayDirectory wired as bitchat wires them, with bitchat's background and foreground
+/// handling. The app driver and the tests drive it through these methods.
+@AppActor public final class AppRuntime {
+  public struct Configuration {
+    public var profile: SUTProfile
+    public var backend: any TorBackend
+    public var probe: any SocksProbe
+    public var makeTorSession: @AppActor () -> NetworkSession
+    public var makeDirectSession: @AppActor () -> NetworkSession
+    public var store: KeyValueStore
+    public var stateDirectory: String?
+    public var directoryURL: String
+    public var jitterSeed: UInt64
+    public var locationPermissionAuthorized: Bool
+
+    public init(
+      profile: SUTProfile, backend: any TorBackend, probe: any SocksProbe,
+      makeTorSession: @escaping @AppActor () -> NetworkSession,
+      makeDirectSession: @escaping @AppActor () -> NetworkSession, store: KeyValueStore,
+      stateDirectory: String? = nil, directoryURL: String = GeoRelayDirectory.defaultRemoteURL,
+      jitterSeed: UInt64 = 1, locationPermissionAuthorized: Bool = true
+    ) {
+      self.profile = profile
+      self.backend = backend
+      self.probe = probe
+      self.makeTorSession = makeTorSession
+      self.makeDirectSession = makeDirectSession
+      self.store = store
+      self.stateDirectory = stateDirectory
+      self.directoryURL = directoryURL
+      self.jitterSeed = jitterSeed
+      self.locationPermissionAuthorized = locationPermissionAuthorized
+    }
+  }
+
+  public let scheduler: any AppScheduler
+  public let log: AppEventLog
+  public let bus: NotificationBus
+  public let tor: TorManager
+  public let activation: NetworkActivationService
+  public let urlSession: TorURLSession
+  public let settings: NostrRelaySettings
+  public private(set) var relays: NostrRelayManager!
+  public private(set) var directory: GeoRelayDirectory!
+  private var random: SeededRandom
+  private var messageCounter = 0
+
+  public init(configuration: Configuration, scheduler: any AppScheduler, log: AppEventLog) {
+    self.scheduler = scheduler
+    self.log = log
+    let profile = configuration.profile
+    bus = NotificationBus(log: log)
+    random = SeededRandom(seed: configuration.jitterSeed)
+    let stateDirectory = configuration.stateDirectory
+    tor = TorManager(
+      backend: configuration.backend, probe: configuration.probe, scheduler: scheduler, bus: bus,
+      log: log, profile: profile,
+      dataDirectory: (stateDirectory ?? NSTemporaryDirectory() + "failclosed-app") + "/arti")
+    activation = NetworkActivationService(
+      store: configuration.store, tor: tor, scheduler: scheduler, bus: bus, log: log,
+      locationPermissionAuthorized: configuration.locationPermissionAuthorized)
+    urlSession = TorURLSession(
+      profile: profile, log: log, makeTorSession: configuration.makeTorSession,
+      makeDirectSession: configuration.makeDirectSession)
+    settings = NostrRelaySettings(
+      store: configuration.store, profile: profile,
+      torSupportsOnionServices: configuration.backend.supportsOnionServices)
+    let store = configuration.store
+    let tor = self.tor
+    let activation = self.activation
+    let urlSession = self.urlSession
+    relays = NostrRelayManager(
+      dependencies: .init(
+        activationAllowed: { activation.activationAllowed },
+        userTorEnabled: { activation.userTorEnabled }, torEnforced: TorManager.torEnforced,
+        torIsReady: { tor.isReady }, torIsForeground: { tor.isForeground() },
+        awaitTorReady: { completion in tor.awaitReady(completion: completion) },
+        makeSession: { urlSession.session },
+        jitterUnit: { [unowned self] in self.random.nextUnit() }),
+      settings: settings, scheduler: scheduler, log: log)
+    directory = GeoRelayDirectory(
+      dependencies: .init(
+        store: store, remoteURL: configuration.directoryURL,
+        awaitTorReady: { completion in
+          guard NetworkActivationService.persistedTorPreference(in: store) else {
+            return completion(true)
+          }
+          tor.awaitReady(completion: completion)
+        },
+        currentSession: { urlSession.session },
+        activationAllowed: { activation.activationAllowed },
+        torPreference: { NetworkActivationService.persistedTorPreference(in: store) },
+        cachePath: stateDirectory.map { $0 + "/" + GeoRelayDirectory.cacheFileName },
+        bundledPaths: [], currentDirectory: FileManager.default.currentDirectoryPath),
+      scheduler: scheduler, log: log, profile: profile)
+    activation.attach(proxy: urlSession, relays: relays)
+  }
+
+  /// App launch: activation decides Tor and relays; the directory starts its timers.
+  public func launch() {
+    activation.start()
+    directory.start(bus: bus)
+  }
+
+  /// bitchat's didEnterBackground: not-ready without stopping Arti, relays disconnected.
+  public func enterBackground() {
+    tor.setAppForeground(false)
+    tor.goDormantOnBackground()
+    relays.disconnect()
+  }
+
+  /// bitchat's willEnterForeground: restart Tor if allowed and not ready, then (detached)
+  /// awaitReady(timeout: 60), rebuild the sessions and reset the relay connections.
+  public func enterForeground() {
+    tor.setAppForeground(true)
+    if tor.isAutoStartAllowed() && !tor.isReady {
+      tor.ensureRunningOnForeground()
+    }
+    scheduler.schedule(after: 0) {
+      self.tor.awaitReady(timeout: 60) { _ in
+        self.urlSession.rebuild()
+        self.relays.resetAllConnections()
+      }
+    }
+  }
+
+  /// An NWPathMonitor update: activation's reachability and TorManager's path poke.
+  public func pathChanged(satisfied: Bool) {
+    activation.pathUpdated(satisfied: satisfied)
+    tor.pathDidChange()
+  }
+
+  public func sendMessage(_ text: String) {
+    messageCounter += 1
+    relays.sendEvent(NostrEvent(id: String(format: "m%04d", messageCounter), content: text))
+  }
+
+  public func refreshDirectory() {
+    directory.prefetchIfNeeded(force: true)
+  }
+}
