@@ -1,0 +1,266 @@
+import FailClosedSupport
+import Foundation
+import TorControl
+
+/// The mock's control port: accepts controllers on a loopback address and runs one
+/// ``ControlSession`` per connection, all on one poll(2) thread (no thread per client, so
+/// stalled or hostile controllers cost a descriptor each). Async 650 events handed to
+/// ``publish(_:)`` go to every connection that subscribed to them, between replies.
+public final class ControlPortListener: @unchecked Sendable {
+  private struct Connection {
+    let socket: Socket
+    let peer: SocketAddress?
+    var session: ControlSession
+    var outbox: [UInt8] = []
+    var closeAfterFlush = false
+    var lastActivity: Double
+  }
+
+  public let address: SocketAddress
+  public let authentication: ControlAuthentication
+  public let maxConnections: Int
+  /// Real seconds an unauthenticated controller may stay silent before it is closed.
+  public let idleTimeout: Double
+  /// A connection whose unsent replies and events exceed this is closed (a stalled reader).
+  public static let maximumOutbox = 4 * 1024 * 1024
+
+  private let listening: Socket
+  private weak var backend: (any ControlPortBackend)?
+  private let maximumCommandBytes: Int
+  private let makeNonce: @Sendable () -> [UInt8]
+  private let realTime = SystemClock()
+  private let lock = NSLock()
+  private var queuedEvents: [ControlAsyncEvent] = []
+  private var dropRequest: Bool?
+  private var stopping = false
+  private var started = false
+  private var liveConnections = 0
+  private var loopThread: pthread_t?
+  private let finished = DispatchSemaphore(value: 0)
+
+  /// Binds at once (port 0 picks a free one; read ``address``). Refuses a non-loopback address
+  /// unless `allowNonLoopback`.
+  public init(
+    address: SocketAddress, authentication: ControlAuthentication,
+    backend: any ControlPortBackend, maxConnections: Int = 256, idleTimeout: Double = 300,
+    maximumCommandBytes: Int = ControlCommandFramer.defaultMaximumCommandBytes,
+    allowNonLoopback: Bool = false,
+    makeNonce: @escaping @Sendable () -> [UInt8] = ControlPortListener.randomNonce
+  ) throws {
+    guard address.isLoopback || allowNonLoopback else {
+      throw ControlPortError.notLoopback(address)
+    }
+    listening = try Socket.listen(on: address, backlog: 128)
+    try listening.setNonBlocking(true)
+    self.address = listening.localAddress ?? address
+    self.authentication = authentication
+    self.backend = backend
+    self.maxConnections = maxConnections
+    self.idleTimeout = idleTimeout
+    self.maximumCommandBytes = maximumCommandBytes
+    self.makeNonce = makeNonce
+  }
+
+  public static func randomNonce() -> [UInt8] {
+    var generator = SystemRandomNumberGenerator()
+    return (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+  }
+
+  /// Connections open now.
+  public var connectionCount: Int { lock.withLock { liveConnections } }
+
+  public func start() {
+    let first = lock.withLock {
+      defer { started = true }
+      return !started
+    }
+    guard first else { return }
+    BlockingIO.ignoreSIGPIPE()
+    BlockingIO.detach("mocktor.control.\(address.port)") { [self] in
+      lock.withLock { loopThread = pthread_self() }
+      loop()
+      finished.signal()
+    }
+  }
+
+  /// Queues events for every subscribed connection (sent within one poll interval).
+  public func publish(_ events: [ControlAsyncEvent]) {
+    guard !events.isEmpty else { return }
+    lock.withLock { queuedEvents += events }
+  }
+
+  /// Closes every connection, keeping the listener: `flush` sends what is queued first (a clean
+  /// shutdown after "250 OK"), otherwise the connections just drop (a crash).
+  public func dropConnections(flush: Bool) {
+    lock.withLock { dropRequest = flush }
+  }
+
+  /// Stops accepting and closes everything. Safe to call from a backend callback on the
+  /// listener's own thread (then it does not wait).
+  public func stop() {
+    let (wasRunning, neverStarted, onLoopThread) = lock.withLock {
+      let running = started && !stopping
+      let never = !started && !stopping
+      stopping = true
+      let onLoop = loopThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+      return (running, never, onLoop)
+    }
+    if neverStarted { listening.close() }
+    if wasRunning && !onLoopThread { finished.wait() }
+  }
+
+  // MARK: - The poll loop
+
+  private func loop() {
+    var connections: [Connection] = []
+    var buffer = [UInt8](repeating: 0, count: 16384)
+    defer {
+      flushAndReap(&connections)
+      for connection in connections { connection.socket.close() }
+      listening.close()
+      lock.withLock { liveConnections = 0 }
+    }
+    while true {
+      let (stop, drop, events) = lock.withLock {
+        defer {
+          queuedEvents = []
+          dropRequest = nil
+        }
+        return (stopping, dropRequest, queuedEvents)
+      }
+      if stop { return }
+      if let flush = drop {
+        if flush {
+          for index in connections.indices { connections[index].closeAfterFlush = true }
+        } else {
+          for connection in connections { connection.socket.close() }
+          connections.removeAll()
+        }
+      }
+      for event in events {
+        for index in connections.indices {
+          if let bytes = connections[index].session.render(event) {
+            connections[index].outbox += bytes
+          }
+        }
+      }
+      flushAndReap(&connections)
+
+      var fds = [pollfd(fd: listening.fd, events: Int16(POLLIN), revents: 0)]
+      for connection in connections {
+        var wanted: Int32 = connection.closeAfterFlush ? 0 : POLLIN
+        if !connection.outbox.isEmpty { wanted |= POLLOUT }
+        fds.append(pollfd(fd: connection.socket.fd, events: Int16(wanted), revents: 0))
+      }
+      let ready = poll(&fds, nfds_t(fds.count), 50)
+      if ready < 0 && errno != EINTR { return }
+      if ready > 0 {
+        for index in connections.indices.reversed() {
+          let revents = Int32(fds[index + 1].revents)
+          guard revents & (POLLIN | POLLHUP | POLLERR) != 0 else { continue }
+          if !receive(&connections[index], buffer: &buffer) {
+            connections[index].socket.close()
+            connections.remove(at: index)
+          }
+        }
+        if fds[0].revents & Int16(POLLIN) != 0 { acceptAll(&connections) }
+      }
+      let now = realTime.now
+      connections.removeAll { connection in
+        let idle =
+          !connection.session.isAuthenticated && now - connection.lastActivity > idleTimeout
+        if idle { connection.socket.close() }
+        return idle
+      }
+      flushAndReap(&connections)
+      lock.withLock { liveConnections = connections.count }
+    }
+  }
+
+  private func acceptAll(_ connections: inout [Connection]) {
+    while true {
+      guard let (socket, peer) = try? listening.accept() else { return }
+      guard connections.count < maxConnections, (try? socket.setNonBlocking(true)) != nil else {
+        socket.close()
+        continue
+      }
+      connections.append(
+        Connection(
+          socket: socket, peer: peer,
+          session: ControlSession(
+            authentication: authentication, maximumCommandBytes: maximumCommandBytes,
+            makeNonce: makeNonce),
+          lastActivity: realTime.now))
+    }
+  }
+
+  /// Reads what is there and runs it through the session; false when the peer is gone.
+  private func receive(_ connection: inout Connection, buffer: inout [UInt8]) -> Bool {
+    let count = buffer.withUnsafeMutableBytes {
+      Glibc.recv(connection.socket.fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
+    }
+    if count < 0 { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR }
+    if count == 0 { return false }
+    connection.lastActivity = realTime.now
+    guard !connection.closeAfterFlush else { return true }
+    var context = backend?.controlContext() ?? ControlContext()
+    let output = connection.session.receive(buffer[0..<count], context: &context)
+    connection.outbox += output.bytes
+    if output.close { connection.closeAfterFlush = true }
+    for record in output.commands {
+      backend?.controlCommandHandled(record, peer: connection.peer)
+    }
+    for action in output.actions {
+      switch action {
+      case .setDisableNetwork(let disabled): backend?.setDisableNetwork(disabled)
+      case .signal(let name): backend?.controlSignal(name)
+      case .subscribe: break
+      }
+    }
+    return true
+  }
+
+  /// Writes queued bytes without blocking; closes connections that are done or stalled.
+  private func flushAndReap(_ connections: inout [Connection]) {
+    for index in connections.indices.reversed() {
+      var connection = connections[index]
+      var alive = true
+      while !connection.outbox.isEmpty {
+        let sent = connection.outbox.withUnsafeBytes {
+          Glibc.send(
+            connection.socket.fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+        }
+        if sent > 0 {
+          connection.outbox.removeFirst(sent)
+          continue
+        }
+        if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { break }
+        alive = false
+        break
+      }
+      if connection.outbox.count > ControlPortListener.maximumOutbox { alive = false }
+      if connection.closeAfterFlush && connection.outbox.isEmpty { alive = false }
+      if alive {
+        connections[index] = connection
+      } else {
+        connection.socket.close()
+        connections.remove(at: index)
+      }
+    }
+  }
+}
+
+/// Why the control port could not start.
+public enum ControlPortError: Error, CustomStringConvertible, Sendable {
+  case notLoopback(SocketAddress)
+  case cookieFile(path: String, reason: String)
+
+  public var description: String {
+    switch self {
+    case .notLoopback(let address):
+      return "control port \(address): not a loopback address (127.0.0.0/8 or ::1)"
+    case .cookieFile(let path, let reason):
+      return "control auth cookie file \(path): \(reason)"
+    }
+  }
+}

@@ -1,1 +1,0 @@
-// MockTor: work in progress; replaced as the module lands.

@@ -1,1 +1,0 @@
-// MockTorTests: work in progress; replaced as the module lands.
