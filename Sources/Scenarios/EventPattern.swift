@@ -17,7 +17,7 @@ public struct EventPattern: Sendable, Equatable, CustomStringConvertible {
     lhs.description == rhs.description
   }
 
-  public func matches(_ event: AppEvent) -> Bool {
+  public func matches(_ event: ScenarioEvent) -> Bool {
     event.name == name && fields.allSatisfy { event.fields[$0.key] == $0.value }
   }
 

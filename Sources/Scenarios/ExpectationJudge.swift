@@ -90,7 +90,7 @@ private struct Context {
   let exposure: [ScenarioLeak]
   let captureInconclusive: Bool
 
-  var events: [AppEvent] { outcome.events }
+  var events: [ScenarioEvent] { outcome.events }
 
   func evaluate(_ expectation: ScenarioExpectation) -> ExpectationResult {
     let (status, reason) = check(expectation)
@@ -150,9 +150,30 @@ private struct Context {
       if let hit { return (.failed, "\(name) posted at \(seconds(hit.time))") }
       return (.met, "\(name) not posted" + (before.map { " before \(seconds($0))" } ?? ""))
 
+    case .event(let written, let by, let count):
+      let pattern = EventPattern(written)
+      let times = events.filter { pattern.matches($0) }.map(\.time)
+      guard let first = times.first else { return (.failed, "no \"\(pattern)\" event") }
+      if first > by {
+        return (.failed, "first \"\(pattern)\" at \(seconds(first)), after \(seconds(by))")
+      }
+      if let count, times.count != count {
+        let list = times.map(seconds).joined(separator: ", ")
+        return (.failed, "\"\(pattern)\" \(times.count) times (at \(list)), expected \(count)")
+      }
+      return (.met, "\"\(pattern)\" at \(seconds(first))")
+
+    case .noEvent(let written, let before):
+      let pattern = EventPattern(written)
+      let hit = events.first { event in
+        pattern.matches(event) && (before.map { event.time < $0 } ?? true)
+      }
+      if let hit { return (.failed, "\"\(pattern)\" at \(seconds(hit.time))") }
+      return (.met, "no \"\(pattern)\"" + (before.map { " before \(seconds($0))" } ?? ""))
+
     case .requestSent(let transport, let by):
       let sent = events.filter {
-        $0.name == AppEventName.requestSent && $0.fields["transport"] == transport.rawValue
+        $0.name == ScenarioEventName.requestSent && $0.fields["transport"] == transport.rawValue
       }
       guard let first = sent.first else {
         return (.failed, "no request was sent via \(transport.rawValue)")
@@ -164,7 +185,7 @@ private struct Context {
 
     case .proxyMode(let mode, let at):
       guard
-        let last = events.last(where: { $0.name == AppEventName.proxyMode && $0.time <= at })
+        let last = events.last(where: { $0.name == ScenarioEventName.proxyMode && $0.time <= at })
       else { return (.failed, "no proxy mode was set by \(seconds(at))") }
       let actual: ScenarioExpectation.Transport = last.fields["useTor"] == "true" ? .tor : .direct
       if actual != mode {
@@ -235,18 +256,24 @@ private struct Context {
     var queued = 0
     for event in events {
       switch event.name {
-      case AppEventName.torDidBecomeReady: ready = true
-      case AppEventName.readyChanged: ready = event.fields["isReady"] == "true"
-      case AppEventName.torUserPreferenceChanged:
+      case ScenarioEventName.torDidBecomeReady: ready = true
+      case ScenarioEventName.readyChanged: ready = event.fields["isReady"] == "true"
+      case ScenarioEventName.torUserPreferenceChanged:
         preferenceOn = event.fields["enabled"] != "false"
-      case AppEventName.requestQueued: queued += 1
-      case AppEventName.requestSent:
+      case ScenarioEventName.requestQueued: queued += 1
+      case ScenarioEventName.requestSent, ScenarioEventName.socketOpened:
+        // The SOCKS probe and the control port are how the app learns readiness: not requests.
+        let transport = event.fields["transport"] ?? ""
+        if transport == "probe" || transport == "control" { break }
         if !ready, preferenceOn {
-          let what = [event.fields["kind"], event.fields["target"]].compactMap { $0 }
-            .joined(separator: " ")
+          let what = [
+            event.fields["kind"], event.fields["target"], event.fields["url"],
+            event.fields["endpoint"],
+          ].compactMap { $0 }.joined(separator: " ")
+          let verb = event.name == ScenarioEventName.socketOpened ? "socket opened" : "request sent"
           return (
             .failed,
-            "request sent at \(seconds(event.time))\(what.isEmpty ? "" : " (\(what))") "
+            "\(verb) at \(seconds(event.time))\(what.isEmpty ? "" : " (\(what))") "
               + "while Tor was not ready"
           )
         }

@@ -14,6 +14,11 @@ public enum ScenarioExpectation: Sendable, Equatable {
   case notification(name: String, by: Double, count: Int?)
   /// A notification was not posted before a time (nil: during the whole run).
   case noNotification(name: String, before: Double?)
+  /// An event matching a pattern ("relay-rejected reason=limitReached") happened by a time;
+  /// with `count`, exactly that many times.
+  case event(String, by: Double, count: Int?)
+  /// No event matching a pattern happened before a time (nil: during the whole run).
+  case noEvent(String, before: Double?)
   /// A request went out over this transport by a time.
   case requestSent(transport: Transport, by: Double)
   /// The proxy mode in force at a virtual time.
@@ -44,6 +49,8 @@ public enum ScenarioExpectation: Sendable, Equatable {
     case .requestsQueuedBeforeReady: return "requests-queued-before-ready"
     case .notification: return "notification"
     case .noNotification: return "no-notification"
+    case .event: return "event"
+    case .noEvent: return "no-event"
     case .requestSent: return "request-sent"
     case .proxyMode: return "proxy-mode"
     case .bootstrapSummary: return "bootstrap-summary"
@@ -55,7 +62,8 @@ public enum ScenarioExpectation: Sendable, Equatable {
 
   public static let kinds = [
     "no-leak", "leak-caught", "requests-queued-before-ready", "notification", "no-notification",
-    "request-sent", "proxy-mode", "bootstrap-summary", "events-in-order", "traffic-only-to-tor",
+    "event", "no-event", "request-sent", "proxy-mode", "bootstrap-summary", "events-in-order",
+    "traffic-only-to-tor",
     "clearnet-by-user-choice",
   ]
 
@@ -71,6 +79,11 @@ public enum ScenarioExpectation: Sendable, Equatable {
       return "\(name) posted\(times) by \(formatSeconds(by))"
     case .noNotification(let name, let before):
       return "\(name) not posted" + (before.map { " before \(formatSeconds($0))" } ?? "")
+    case .event(let pattern, let by, let count):
+      let times = count.map { " exactly \($0) time\($0 == 1 ? "" : "s")" } ?? ""
+      return "\"\(pattern)\" seen\(times) by \(formatSeconds(by))"
+    case .noEvent(let pattern, let before):
+      return "no \"\(pattern)\"" + (before.map { " before \(formatSeconds($0))" } ?? "")
     case .requestSent(let transport, let by):
       return "a request sent via \(transport.rawValue) by \(formatSeconds(by))"
     case .proxyMode(let mode, let at): return "proxy mode \(mode.rawValue) at \(formatSeconds(at))"

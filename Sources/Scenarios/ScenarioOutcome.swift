@@ -5,7 +5,7 @@ import Audit
 /// audit. Every time is in virtual seconds since the scenario started (the runner converts
 /// capture timestamps with the clock's scale), so events, bootstrap and packets share one axis.
 public struct ScenarioOutcome: Sendable, Equatable {
-  public var events: [AppEvent]
+  public var events: [ScenarioEvent]
   public var bootstrap: [BootstrapSample]
   public var audit: CaptureAudit
   public var capture: CaptureStats
@@ -16,7 +16,7 @@ public struct ScenarioOutcome: Sendable, Equatable {
   public var wallSeconds: Double
 
   public init(
-    events: [AppEvent] = [], bootstrap: [BootstrapSample] = [], audit: CaptureAudit,
+    events: [ScenarioEvent] = [], bootstrap: [BootstrapSample] = [], audit: CaptureAudit,
     capture: CaptureStats, runError: String? = nil, wallSeconds: Double = 0
   ) {
     self.events = events
@@ -28,8 +28,8 @@ public struct ScenarioOutcome: Sendable, Equatable {
   }
 }
 
-/// One event the app emitted (`failclosed app` JSON line). Names in ``AppEventName``.
-public struct AppEvent: Sendable, Equatable {
+/// One event the app emitted (`failclosed app` JSON line). Names in ``ScenarioEventName``.
+public struct ScenarioEvent: Sendable, Equatable {
   public var time: Double
   public var name: String
   /// Values as strings: "true"/"false" for Booleans.
@@ -42,27 +42,31 @@ public struct AppEvent: Sendable, Equatable {
   }
 }
 
-/// The event names the judge understands. The notifications keep bitchat's names.
-public enum AppEventName {
+/// The normalised event names the judge and scenario files use. The notifications keep
+/// bitchat's names; ``ScenarioEvent/init(_:)`` maps the app driver's events onto these.
+public enum ScenarioEventName {
   public static let torWillStart = "TorWillStart"
   public static let torDidBecomeReady = "TorDidBecomeReady"
   public static let torWillRestart = "TorWillRestart"
   public static let torBootstrapDidStall = "TorBootstrapDidStall"
   public static let torUserPreferenceChanged = "TorUserPreferenceChanged"  // enabled=true|false
-  /// TorManager.isReady changed: fields isReady=true|false.
+  /// TorManager.isReady changed: isReady=true|false.
   public static let readyChanged = "ready-changed"
-  /// TorURLSession.setProxyMode: fields useTor=true|false.
+  /// TorURLSession's proxy mode: useTor=true|false.
   public static let proxyMode = "proxy-mode"
-  /// A message, connect or directory fetch parked until Tor is ready: kind, target.
+  /// A message or relay connect parked until Tor is ready: kind=message|relay, target.
   public static let requestQueued = "request-queued"
-  /// A request handed to a transport: transport=tor|direct, kind, target.
+  /// A request started on a transport: transport=tor|direct|naive, url.
   public static let requestSent = "request-sent"
-  /// A request that failed: target, reason.
+  /// A request or relay connect that failed: kind, target, error.
   public static let requestFailed = "request-failed"
+  /// A socket the app opened: endpoint, transport=tor|direct|naive|probe|control, purpose.
+  public static let socketOpened = "socket-opened"
   /// Relay settings: relay-added url; relay-rejected url, reason=malformed|alreadyPresent|limitReached.
   public static let relayAdded = "relay-added"
   public static let relayRejected = "relay-rejected"
-  /// GeoRelayDirectory loaded its list: source=cache|bundle|remote.
+  /// GeoRelayDirectory loaded its list: source=cache|bundle|remote. Other phases are
+  /// directory-fetch, directory-skipped, directory-refreshed, directory-rejected, directory-retry.
   public static let directoryLoaded = "directory-loaded"
 }
 

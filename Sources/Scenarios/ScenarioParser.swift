@@ -240,6 +240,8 @@ public enum ScenarioParser {
     case "leak-caught": allowed += ["classes"]
     case "notification": allowed += ["name", "by", "count"]
     case "no-notification": allowed += ["name", "before"]
+    case "event": allowed += ["event", "by", "count"]
+    case "no-event": allowed += ["event", "before"]
     case "request-sent": allowed += ["transport", "by"]
     case "proxy-mode": allowed += ["mode", "at"]
     case "bootstrap-summary": allowed += ["text", "match", "at"]
@@ -274,6 +276,12 @@ public enum ScenarioParser {
     case "no-notification":
       return .noNotification(
         name: try r.oneOf("name", notificationNames)!, before: try r.seconds("before"))
+    case "event":
+      return .event(
+        try r.string("event")!, by: try r.seconds("by", required: true)!,
+        count: try r.integer("count", in: 0...1000, "a number of times"))
+    case "no-event":
+      return .noEvent(try r.string("event")!, before: try r.seconds("before"))
     case "request-sent":
       return .requestSent(
         transport: ScenarioExpectation.Transport(

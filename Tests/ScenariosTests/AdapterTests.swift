@@ -1,6 +1,7 @@
 import Audit
 import Foundation
 import Sandbox
+import SystemUnderTest
 import Testing
 
 @testable import Scenarios
@@ -89,5 +90,65 @@ import Testing
     #expect(stats.dropped == 3)
     #expect(stats.packets == 50)
     #expect(stats.positiveControlSeen)
+  }
+}
+
+@Suite struct AppEventAdapterTests {
+  /// Lines as `failclosed app` writes them (SystemUnderTest.AppEvent.jsonLine).
+  static let lines = [
+    #"{"t":0.000,"type":"action","action":"start"}"#,
+    #"{"t":0.000,"type":"notification","name":"TorWillStart"}"#,
+    #"{"t":0.000,"type":"state","component":"tor","field":"bootstrapSummary","value":"Starting..."}"#,
+    #"{"t":1.000,"type":"state","component":"tor","field":"bootstrapSummary","value":"Bootstrapping..."}"#,
+    #"{"t":2.000,"type":"message","phase":"queued","id":"m1"}"#,
+    #"{"t":2.500,"type":"socket","endpoint":"127.0.0.1:39050","transport":"probe","purpose":"socks-probe"}"#,
+    #"{"t":5.000,"type":"state","component":"tor","field":"bootstrapProgress","value":100}"#,
+    #"{"t":5.000,"type":"state","component":"tor","field":"bootstrapSummary","value":"Ready"}"#,
+    #"{"t":5.200,"type":"state","component":"tor","field":"isReady","value":true}"#,
+    #"{"t":5.200,"type":"notification","name":"TorDidBecomeReady"}"#,
+    #"{"t":5.300,"type":"request","url":"https://raw.githubusercontent.com/x.csv","via":"tor","phase":"start"}"#,
+    #"{"t":6.000,"type":"relay","relay":"wss://abc.onion","phase":"failed","error":"onion"}"#,
+    #"{"t":7.000,"type":"action","action":"add-relay","argument":"wss://r9.example","error":"limitReached"}"#,
+    #"{"t":8.000,"type":"notification","name":"TorUserPreferenceChanged","enabled":false}"#,
+    #"{"t":8.000,"type":"directory","phase":"loaded","source":"cache","count":120}"#,
+  ]
+
+  @Test func driverEventsAreNormalisedToTheScenarioVocabulary() throws {
+    let appEvents = try Self.lines.map { try SystemUnderTest.AppEvent(jsonLine: $0) }
+    let events = appEvents.map(ScenarioEvent.init)
+    #expect(
+      events.map(\.name) == [
+        "action", "TorWillStart", "tor.bootstrapSummary", "tor.bootstrapSummary",
+        "request-queued", "socket-opened", "tor.bootstrapProgress", "tor.bootstrapSummary",
+        "ready-changed", "TorDidBecomeReady", "request-sent", "request-failed",
+        "relay-rejected", "TorUserPreferenceChanged", "directory-loaded",
+      ])
+    #expect(events[8].fields == ["isReady": "true"])
+    #expect(events[10].fields["transport"] == "tor")
+    #expect(events[12].fields["reason"] == "limitReached")
+    #expect(events[13].fields == ["enabled": "false"])
+    #expect(EventPattern("directory-loaded source=cache").matches(events[14]))
+
+    let bootstrap = BootstrapSample.timeline(from: appEvents)
+    #expect(
+      bootstrap == [
+        BootstrapSample(time: 0, progress: 0, summary: "Starting..."),
+        BootstrapSample(time: 1, progress: 0, summary: "Bootstrapping..."),
+        BootstrapSample(time: 5, progress: 100, summary: "Ready"),
+      ])
+
+    // The whole outcome, judged: queued before ready, the probe is not a request.
+    let audit = AuditReport(verdict: .pass, reasons: [])
+    let outcome = ScenarioOutcome(
+      appEvents: appEvents, audit: audit, runStart: 0, timeScale: 75, wallSeconds: 0.2)
+    let judgement = ExpectationJudge.judge(
+      makeScenario([
+        .requestsQueuedBeforeReady, .noLeak,
+        .eventsInOrder(["TorWillStart", "ready-changed isReady=true", "request-sent transport=tor"]
+        ),
+        .bootstrapSummary(text: "Ready", match: .equals, at: nil),
+      ]), outcome)
+    #expect(judgement.expectations.map(\.status) == [.met, .met, .met, .met])
+    #expect(judgement.verdict == .pass)
   }
 }

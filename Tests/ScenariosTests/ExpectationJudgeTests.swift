@@ -19,7 +19,7 @@ func makeScenario(
 }
 
 func makeOutcome(
-  events: [AppEvent] = [], bootstrap: [BootstrapSample] = [], leaks: [ScenarioLeak] = [],
+  events: [ScenarioEvent] = [], bootstrap: [BootstrapSample] = [], leaks: [ScenarioLeak] = [],
   audit: Verdict? = nil, traffic: [TrafficSample] = [], runError: String? = nil
 ) -> ScenarioOutcome {
   ScenarioOutcome(
@@ -40,8 +40,8 @@ func leak(_ c: LeakClass, at t: Double, names: [String] = []) -> ScenarioLeak {
     bytes: 180)
 }
 
-func ev(_ t: Double, _ name: String, _ fields: [String: String] = [:]) -> AppEvent {
-  AppEvent(time: t, name: name, fields: fields)
+func ev(_ t: Double, _ name: String, _ fields: [String: String] = [:]) -> ScenarioEvent {
+  ScenarioEvent(time: t, name: name, fields: fields)
 }
 
 @Suite struct ExpectationJudgeTests {
@@ -230,5 +230,51 @@ func ev(_ t: Double, _ name: String, _ fields: [String: String] = [:]) -> AppEve
     #expect(ScenarioVerdict.inconclusive.exitCode == 2)
     #expect(ScenarioVerdict.leak.exitCode == 5)
     #expect(ScenarioVerdict.failed.exitCode == 5)
+  }
+}
+
+@Suite struct GenericEventExpectationTests {
+  func status(_ e: ScenarioExpectation, _ o: ScenarioOutcome) -> ExpectationResult {
+    ExpectationJudge.judge(makeScenario([e]), o).expectations[0]
+  }
+
+  @Test func eventByATimeWithFieldsAndCount() {
+    let o = makeOutcome(events: [
+      ev(1, "relay-added"), ev(2, "relay-added"),
+      ev(3, "relay-rejected", ["reason": "limitReached"]),
+    ])
+    #expect(status(.event("relay-added", by: 5, count: 2), o).status == .met)
+    let wrongCount = status(.event("relay-added", by: 5, count: 8), o)
+    #expect(wrongCount.status == .failed)
+    #expect(wrongCount.reason == "\"relay-added\" 2 times (at 1 s, 2 s), expected 8")
+    #expect(
+      status(.event("relay-rejected reason=limitReached", by: 3, count: nil), o).status == .met)
+    #expect(
+      status(.event("relay-rejected reason=malformed", by: 9, count: nil), o).status == .failed)
+    #expect(status(.event("relay-added", by: 0.5, count: nil), o).status == .failed)
+  }
+
+  @Test func noEventBeforeATimeOrAtAll() {
+    let o = makeOutcome(events: [ev(80, "directory-fetch")])
+    #expect(status(.noEvent("directory-fetch", before: 75), o).status == .met)
+    let failed = status(.noEvent("directory-fetch", before: nil), o)
+    #expect(failed.status == .failed)
+    #expect(failed.reason == "\"directory-fetch\" at 80 s")
+  }
+
+  @Test func aSocketOpenedBeforeReadyBreaksTheQueueButTheProbeDoesNot() {
+    let probe = makeOutcome(events: [
+      ev(1, "request-queued"),
+      ev(2, "socket-opened", ["transport": "probe", "endpoint": "127.0.0.1:39050"]),
+      ev(5, "TorDidBecomeReady"), ev(6, "socket-opened", ["transport": "tor"]),
+    ])
+    #expect(status(.requestsQueuedBeforeReady, probe).status == .met)
+    let early = makeOutcome(events: [
+      ev(1, "request-queued"),
+      ev(2, "socket-opened", ["transport": "direct", "endpoint": "10.66.1.80:443"]),
+    ])
+    let result = status(.requestsQueuedBeforeReady, early)
+    #expect(result.status == .failed)
+    #expect(result.reason == "socket opened at 2 s (10.66.1.80:443) while Tor was not ready")
   }
 }

@@ -3,7 +3,7 @@
 /// A run with one scenario of each verdict, a canary, exposure and a malformed file, with
 /// hostile text in the evidence (markup, quotes, control characters) to test the escaping.
 func makeSampleReport(pcapPath: String? = nil) -> RunReport {
-  let ready: [AppEvent] = [
+  let ready: [ScenarioEvent] = [
     ev(0, "TorWillStart"), ev(0.1, "proxy-mode", ["useTor": "true"]),
     ev(10, "request-queued", ["kind": "message"]), ev(5.2, "TorDidBecomeReady"),
     ev(5.3, "request-sent", ["transport": "tor", "kind": "message"]),

@@ -35,6 +35,8 @@ import Testing
     scenarioText(expect: #"[{"kind": "proxy-mode", "mode": "tor"}]"#),
     scenarioText(expect: #"[{"kind": "bootstrap-summary", "text": 3}]"#),
     scenarioText(expect: #"[]"#),
+    scenarioText(expect: #"[{"kind": "event", "by": 3}]"#),
+    scenarioText(expect: #"[{"kind": "no-event", "event": "x", "by": 3}]"#),
     scenarioText(app: #"{"profile": "bitchat", "actions": [{"at": 0, "do": "set-preference"}]}"#),
     scenarioText(app: #"{"profile": "bitchat", "actions": [{"at": 0, "do": "fly"}]}"#),
     scenarioText(app: #"{"profile": "bitchat", "actions": [{"do": "start"}]}"#),
