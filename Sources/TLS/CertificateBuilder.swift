@@ -113,4 +113,27 @@ enum CertificateBuilder {
     }
     return certificates
   }
+
+  static func privateKey(fromPEM pem: String) throws -> OpaquePointer {
+    let bytes = Array(pem.utf8)
+    let key: OpaquePointer? = try bytes.withUnsafeBytes { raw in
+      guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else {
+        throw TLSError.openSSLFailure("BIO_new_mem_buf")
+      }
+      defer { BIO_free(bio) }
+      return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
+    }
+    guard let key else {
+      throw TLSError.invalidPEM(what: "no private key: \(TLSError.drainErrorQueue())")
+    }
+    return key
+  }
+
+  static func commonName(of certificate: OpaquePointer) -> String? {
+    var buffer = [CChar](repeating: 0, count: 256)
+    let length = X509_NAME_get_text_by_NID(
+      X509_get_subject_name(certificate), NID_commonName, &buffer, Int32(buffer.count))
+    guard length > 0 else { return nil }
+    return String(decoding: buffer.prefix(Int(length)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+  }
 }

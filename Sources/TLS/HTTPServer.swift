@@ -45,13 +45,26 @@ public final class HTTPServer: @unchecked Sendable {
   ///   - handler: the answer to a plain request; default 200 "ok".
   ///   - webSocket: runs an upgraded connection; default echoes text and binary messages.
   ///     Pass `acceptsWebSocket: false` to answer upgrade requests with the handler instead.
-  public init(
+  public convenience init(
     address: SocketAddress = SocketAddress("127.0.0.1:0")!, tls: TLSServer? = nil,
     idleTimeout: Double = 30, limits: HTTPLimits = HTTPLimits(), acceptsWebSocket: Bool = true,
     webSocket: WebSocketHandler? = nil, handler: Handler? = nil
   ) throws {
+    try self.init(
+      listener: try Socket.listen(on: address), tls: tls, idleTimeout: idleTimeout,
+      limits: limits, acceptsWebSocket: acceptsWebSocket, webSocket: webSocket, handler: handler)
+  }
+
+  /// Serves on a socket that is already listening, e.g. one created inside a network namespace
+  /// (the sandbox's world). Either call ``start()`` for the built-in accept loop, or hand
+  /// accepted connections to ``serve(_:)`` from your own loop.
+  public init(
+    listener: Socket, tls: TLSServer? = nil, idleTimeout: Double = 30,
+    limits: HTTPLimits = HTTPLimits(), acceptsWebSocket: Bool = true,
+    webSocket: WebSocketHandler? = nil, handler: Handler? = nil
+  ) throws {
     BlockingIO.ignoreSIGPIPE()
-    listener = try Socket.listen(on: address)
+    self.listener = listener
     guard let bound = listener.localAddress else { throw SystemError("getsockname") }
     self.address = bound
     self.tls = tls
@@ -130,24 +143,31 @@ public final class HTTPServer: @unchecked Sendable {
         }
         continue
       }
-      let admitted: Bool = lock.withLock {
-        guard !stopped else { return false }
-        active[ObjectIdentifier(accepted)] = accepted
-        return true
-      }
-      guard admitted else {
+      if lock.withLock({ stopped }) {
         accepted.close()
         return
       }
-      BlockingIO.detach("failclosed.http-server.connection") { [self] in
-        serve(accepted)
-        lock.withLock { _ = active.removeValue(forKey: ObjectIdentifier(accepted)) }
-        accepted.close()
-      }
+      BlockingIO.detach("failclosed.http-server.connection") { [self] in serve(accepted) }
     }
   }
 
-  private func serve(_ socket: Socket) {
+  /// Serves one accepted connection until it closes (TLS handshake first when configured),
+  /// then closes it. Blocks: call on a dedicated thread, one per connection.
+  public func serve(_ socket: Socket) {
+    let admitted: Bool = lock.withLock {
+      guard !stopped else { return false }
+      active[ObjectIdentifier(socket)] = socket
+      return true
+    }
+    defer {
+      lock.withLock { _ = active.removeValue(forKey: ObjectIdentifier(socket)) }
+      socket.close()
+    }
+    guard admitted else { return }
+    serveAdmitted(socket)
+  }
+
+  private func serveAdmitted(_ socket: Socket) {
     let peer = Self.peerAddress(of: socket)
     let stream: any ByteStream
     var serverName: String?

@@ -36,9 +36,35 @@ public final class TestCertificateAuthority: @unchecked Sendable {
     rootCertificatePEM = try CertificateBuilder.pem(certificate: rootCertificate)
   }
 
+  /// Loads an authority exported with ``rootCertificatePEM`` and ``rootKeyPEM``, so a second
+  /// process (the world's servers) can issue certificates that clients of the first trust.
+  public init(rootCertificatePEM: String, rootKeyPEM: String) throws {
+    let certificates = try CertificateBuilder.certificates(fromPEM: rootCertificatePEM)
+    rootCertificate = certificates[0]
+    for extra in certificates.dropFirst() { X509_free(extra) }
+    do {
+      rootKey = try CertificateBuilder.privateKey(fromPEM: rootKeyPEM)
+    } catch {
+      X509_free(rootCertificate)
+      throw error
+    }
+    self.rootCertificatePEM = rootCertificatePEM
+    commonName = CertificateBuilder.commonName(of: rootCertificate) ?? "imported CA"
+    // From here on a throw runs deinit, which frees both.
+    guard X509_check_private_key(rootCertificate, rootKey) == 1 else {
+      throw TLSError.invalidPEM(what: "the root key does not match the root certificate")
+    }
+  }
+
   deinit {
     X509_free(rootCertificate)
     EVP_PKEY_free(rootKey)
+  }
+
+  /// The root's private key (PKCS#8 PEM). Only for handing the authority to another process of
+  /// the same run; never write it where the system under test can read it.
+  public var rootKeyPEM: String {
+    get throws { try CertificateBuilder.pem(privateKey: rootKey) }
   }
 
   /// Writes the root certificate to `path` (for `curl --cacert`, `SSL_CERT_FILE`, tor clients).

@@ -176,4 +176,25 @@ import Testing
       try await BlockingIO.run { try Socket.connect(to: address, timeout: 1) }
     }
   }
+
+  @Test func serverOnAGivenListenerServesConnectionsFromTheCallersLoop() async throws {
+    let listener = try Socket.listen(on: SocketAddress("127.0.0.1:0")!)
+    let server = try HTTPServer(listener: listener, handler: { _ in HTTPResponse(body: [42]) })
+    defer { server.stop() }
+    let address = server.address
+    async let served: Void = BlockingIO.run {
+      let (connection, _) = try listener.accept()
+      server.serve(connection)
+    }
+    let response = try await BlockingIO.run {
+      let socket = try Socket.connect(to: address, timeout: 2)
+      socket.setTimeouts(seconds: 5)
+      defer { socket.close() }
+      return try HTTPClient.send(
+        HTTPRequest(host: "a.example", headers: ["Connection": "close"]), over: socket)
+    }
+    try await served
+    #expect(response.body == [42])
+    #expect(server.requests.count == 1)
+  }
 }

@@ -61,3 +61,32 @@ func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, 
   process.waitUntilExit()
   return (process.terminationStatus, String(decoding: data, as: UTF8.self))
 }
+
+@Suite struct TestCertificateAuthorityTransferTests {
+  @Test func anImportedAuthorityIssuesCertificatesTheOriginalsClientsTrust() async throws {
+    let original = try TestCertificateAuthority(commonName: "run 42 CA")
+    let imported = try TestCertificateAuthority(
+      rootCertificatePEM: original.rootCertificatePEM, rootKeyPEM: try original.rootKeyPEM)
+    #expect(imported.commonName == "run 42 CA")
+    let server = try TLSServer(authority: imported)
+    let client = try TLSClient(trust: .pem(original.rootCertificatePEM))
+    let pair = try await TLSLoopback().handshake(
+      client: client, server: server, serverName: "relay.example")
+    try pair.client.get().close()
+    try pair.server.get().close()
+  }
+
+  @Test func aKeyThatDoesNotMatchTheRootIsRefused() throws {
+    let one = try TestCertificateAuthority()
+    let other = try TestCertificateAuthority()
+    #expect(
+      throws: TLSError.invalidPEM(what: "the root key does not match the root certificate")
+    ) {
+      try TestCertificateAuthority(
+        rootCertificatePEM: one.rootCertificatePEM, rootKeyPEM: try other.rootKeyPEM)
+    }
+    #expect(throws: TLSError.self) {
+      try TestCertificateAuthority(rootCertificatePEM: one.rootCertificatePEM, rootKeyPEM: "x")
+    }
+  }
+}
