@@ -1,11 +1,14 @@
 import FailClosedSupport
 import Foundation
+import TLS
 
 /// The world's services, on threads inside the world namespace whose sockets were created there
 /// (setns on dedicated threads; see ``NetworkNamespace``):
 /// - the resolver on 10.66.1.53 and fd66:0:0:2::53, UDP and TCP 53: every A/AAAA question gets
 ///   the web host's address, every question is recorded;
-/// - HTTP on port 80 of every world address, answering any Host;
+/// - HTTP on port 80 and HTTPS on port 443 of every world address, answering any Host, with a
+///   certificate per SNI name from a test CA made for the run (``authority``); both also accept
+///   WebSocket upgrades and echo messages;
 /// - the guards of the fake Tor network (``AddressPlan/guards``), speaking ``GuardTunnel``;
 /// - a catch-all TCP echo (port 7) to which every other TCP port is redirected, so a direct
 ///   connect to any address and port from the device succeeds, as it would on the Internet.
@@ -16,6 +19,8 @@ public final class WorldServices: @unchecked Sendable {
   public static let servedPorts: [UInt16] = [53, 80, 443] + AddressPlan.guards.map(\.port)
 
   public let resolver: FakeResolver
+  /// The run's test CA: clients that should trust the world's HTTPS trust its root.
+  public let authority: TestCertificateAuthority
   let loop: ServiceLoop
 
   /// The world's answer to a question: the web host, v4 or v6.
@@ -61,6 +66,15 @@ public final class WorldServices: @unchecked Sendable {
       answer: WorldServices.worldAnswer)
     loop = ServiceLoop(name: "world", namespace: world)
     do {
+      authority = try TestCertificateAuthority(
+        commonName: "failclosed world CA \(run.names.prefix)")
+      let tls = try TLSServer(authority: authority, defaultName: "world.invalid")
+      let https = SocketAddress(host: "::", port: 443)!
+      try loop.serve(try world.perform { try Socket.listen(on: https) }) { connection, _ in
+        guard let secure = try? tls.accept(connection, timeout: 10) else { return }
+        HTTPResponder.serve(secure)
+        secure.close()
+      }
       let http = SocketAddress(host: "::", port: 80)!
       let echo = SocketAddress(host: "::", port: WorldServices.echoPort)!
       try loop.serve(try world.perform { try Socket.listen(on: http) }) { connection, _ in
