@@ -8,6 +8,7 @@ public enum FailClosedMain {
     TestnetCommand(),
     AuditCommand(),
     ExecCommand(),
+    MockTorCommand(),
   ]
 
   public static let overview = """

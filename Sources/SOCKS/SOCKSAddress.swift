@@ -14,6 +14,24 @@ public enum SOCKSAddress: Hashable, Sendable, CustomStringConvertible {
     return true
   }
 
+  /// True also for a hostname field that holds an IP literal ("10.0.0.1", "::1"): torsocks
+  /// sends the address it got from RESOLVE that way, and the client did the resolving.
+  public var isIPLiteral: Bool {
+    guard case .hostname(let name) = self else { return true }
+    if SOCKSAddress.parseIPv4(name) != nil { return true }
+    let bare = name.hasPrefix("[") && name.hasSuffix("]") ? name.dropFirst().dropLast() : name[...]
+    return bare.contains(":") && bare.allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
+  }
+
+  /// The ATYP the client used: "ipv4", "ipv6" or "domain".
+  public var wireType: String {
+    switch self {
+    case .ipv4: return "ipv4"
+    case .ipv6: return "ipv6"
+    case .hostname: return "domain"
+    }
+  }
+
   public var hostname: String? {
     if case .hostname(let name) = self { return name }
     return nil

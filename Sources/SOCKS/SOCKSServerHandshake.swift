@@ -2,8 +2,8 @@
 /// apply the returned ``SOCKSServerAction``, repeat. Modelled on Arti's tor-socksproto, with
 /// C tor's observable choices (checked against tor 0.4.9 by the differential test):
 /// it waits for two bytes before deciding anything, prefers username/password when offered,
-/// closes silently on an empty method list, a bad auth version or a malformed `<torS0X>`
-/// username, answers HTTP with its 501 page, and rejects SOCKS4 with 0x5B.
+/// closes silently on an empty method list or an unknown version, answers a bad auth version
+/// or a malformed `<torS0X>` username with a SOCKS5 general failure, answers HTTP with its 501 page, and rejects SOCKS4 with 0x5B.
 public struct SOCKSServerHandshake: Sendable {
   enum State: Sendable, Equatable {
     case greeting
@@ -98,7 +98,12 @@ public struct SOCKSServerHandshake: Sendable {
 
   private mutating func authentication(_ bytes: [UInt8], negotiated: Bool) -> SOCKSServerAction {
     guard bytes.count >= 2 else { return .needMore }
-    guard bytes[0] == 0x01 else { return fail(.unsupportedAuthVersion(bytes[0]), at: 0) }
+    // tor answers a failed sub-negotiation with a SOCKS5 general-failure reply, not RFC
+    // 1929's status byte (observed against tor 0.4.9).
+    let refusal = SOCKSReplyEncoder.socks5(.generalFailure, bound: .ipv4([0, 0, 0, 0]), port: 0)
+    guard bytes[0] == 0x01 else {
+      return fail(.unsupportedAuthVersion(bytes[0]), at: 0, reply: refusal)
+    }
     let userLength = Int(bytes[1])
     guard bytes.count >= 3 + userLength else { return .needMore }
     let passwordLength = Int(bytes[2 + userLength])
@@ -108,9 +113,9 @@ public struct SOCKSServerHandshake: Sendable {
       username: Array(bytes[2..<(2 + userLength)]),
       password: Array(bytes[(3 + userLength)..<total]))
     switch auth.isolation {
-    case .malformed: return fail(.malformedIsolationUsername, at: 2)
+    case .malformed: return fail(.malformedIsolationUsername, at: 2, reply: refusal)
     case .rpcObject where !policy.acceptsRPCIsolation:
-      return fail(.malformedIsolationUsername, at: 2)
+      return fail(.malformedIsolationUsername, at: 2, reply: refusal)
     default: break
     }
     state = .request(auth, authenticated: true)

@@ -1,0 +1,176 @@
+import FailClosedSupport
+import Foundation
+import MockTor
+
+/// `failclosed mock-tor`: the mock Tor on its own, until SIGINT or SIGTERM.
+public struct MockTorCommand: Command {
+  public init() {}
+
+  public let name = "mock-tor"
+  public let summary = "run the mock Tor (SOCKS listener, bootstrap plan, faults)"
+  public let usage = """
+    Usage: failclosed mock-tor [--personality arti|ctor] [--listen HOST:PORT] [options]
+
+    Runs a mock Tor client on this machine until SIGINT or SIGTERM. Streams go to the
+    destinations given with --map (hostname or .onion to an address on this machine); raw
+    loopback IPs are reachable as is; everything else fails the way the personality's Tor
+    fails. Every SOCKS request is logged with the destination exactly as the client sent it
+    (a raw IP there means the client resolved the name itself: a DNS leak upstream).
+
+    Personalities:
+      ctor  C tor as Onion Browser drives it: SOCKS listens from the start; SOCKS4/4a/5,
+            username/password (stream isolation, <torS0X> usernames), RESOLVE and
+            RESOLVE_PTR; streams wait for the bootstrap, then fail with 0x06.
+      arti  bitchat's in-process Arti: SOCKS binds only once bootstrapped; SOCKS5 no-auth
+            only (else 0xFF), CONNECT only (else 0x01), failed connects get 0x05.
+
+    Faults (--fault HOST=SPEC, SPEC is comma-separated toxics, toxiproxy's vocabulary):
+      reply=CODE  latency=MS  bandwidth=KBPS  reset_after=BYTES  blackhole  slow_close=MS
+      e.g. --fault web.test=latency=200,bandwidth=64  --fault x.onion=reply=0xf2
+
+    Examples:
+      failclosed mock-tor --map web.test=127.0.0.1:8080 --event-log /tmp/mock.jsonl
+      failclosed mock-tor --personality arti --bootstrap-plan healthy:10 --time-scale 10
+    """
+
+  public var options: [OptionSpec] {
+    [
+      OptionSpec(
+        "personality", .single, valueName: "arti|ctor", help: "which Tor to imitate (default ctor)"),
+      OptionSpec(
+        "listen", .single, valueName: "HOST:PORT", help: "SOCKS address (default 127.0.0.1:39050)"),
+      OptionSpec("force-non-loopback", .flag, help: "allow --listen on a non-loopback address"),
+      OptionSpec(
+        "bootstrap-plan", .single, valueName: "PLAN",
+        help: "healthy[:SECONDS] (default healthy:5); stall:TAG, never, flap:S, crash:S "
+          + "arrive with the bootstrap simulator"),
+      OptionSpec(
+        "map", .repeated, valueName: "HOST=IP:PORT", help: "route HOST to a local address"),
+      OptionSpec(
+        "fault", .repeated, valueName: "HOST=SPEC", help: "fault streams to HOST (see above)"),
+      OptionSpec("event-log", .single, valueName: "FILE", help: "write JSON-lines events to FILE"),
+      OptionSpec(
+        "time-scale", .single, valueName: "N",
+        help: "run the mock's clock N times faster than real time (default 1)"),
+      OptionSpec(
+        "control-port", .single, valueName: "PORT",
+        help: "ctor control port on 127.0.0.1 (served once TorControl lands)"),
+    ]
+  }
+
+  /// Builds the configuration from parsed arguments; every error names the option at fault.
+  public static func configuration(from arguments: ParsedArguments) throws -> MockTorConfiguration {
+    var configuration = MockTorConfiguration()
+    if let text = arguments.value("personality") {
+      guard let personality = MockTorPersonality(rawValue: text.lowercased()) else {
+        throw UsageError("--personality: expected arti or ctor, got '\(text)'")
+      }
+      configuration.personality = personality
+    }
+    if let text = arguments.value("listen") {
+      guard let address = SocketAddress(text) else {
+        throw UsageError(
+          "--listen: expected HOST:PORT like 127.0.0.1:39050 or [::1]:39050, got '\(text)'")
+      }
+      configuration.socksAddress = address
+    }
+    configuration.allowNonLoopback = arguments.has("force-non-loopback")
+    if !configuration.socksAddress.isLoopback && !configuration.allowNonLoopback {
+      throw UsageError(
+        "--listen: \(configuration.socksAddress) is not a loopback address; add --force-non-loopback "
+          + "to expose the mock beyond this machine")
+    }
+    if let text = arguments.value("bootstrap-plan") {
+      do { configuration.bootstrapPlan = try MockBootstrapPlan(parsing: text) } catch {
+        throw UsageError("--bootstrap-plan: \(error)")
+      }
+    }
+    for spec in arguments.all("map") {
+      do { try configuration.destinations.add(parsing: spec) } catch {
+        throw UsageError("--map: \(error)")
+      }
+    }
+    for spec in arguments.all("fault") {
+      guard let equals = spec.firstIndex(of: "="), equals != spec.startIndex else {
+        throw UsageError("--fault: expected HOST=SPEC, got '\(spec)'")
+      }
+      let host = String(spec[..<equals])
+      do {
+        configuration.faults[host] = try StreamFault(
+          parsing: String(spec[spec.index(after: equals)...]))
+      } catch {
+        throw UsageError("--fault: \(error)")
+      }
+    }
+    configuration.eventLogPath = arguments.value("event-log")
+    if let text = arguments.value("time-scale") {
+      guard let factor = Double(text), factor > 0, factor.isFinite else {
+        throw UsageError("--time-scale: expected a number > 0, got '\(text)'")
+      }
+      configuration.clock = ScaledClock(factor: factor)
+    }
+    if let port = try arguments.integer("control-port", in: 1...65535) {
+      guard configuration.personality == .ctor else {
+        throw UsageError("--control-port: the arti personality has no control port")
+      }
+      configuration.controlPort = UInt16(port)
+    }
+    return configuration
+  }
+
+  public func run(_ arguments: ParsedArguments) async throws -> Int32 {
+    guard arguments.positional.isEmpty else {
+      throw UsageError("unexpected argument '\(arguments.positional[0])'")
+    }
+    let configuration = try Self.configuration(from: arguments)
+    let mock = try MockTor(configuration)
+    try mock.start()
+    let listening =
+      configuration.personality == .ctor
+      ? "SOCKS on \(mock.socksAddress?.description ?? "?")"
+      : "SOCKS on \(configuration.socksAddress) once bootstrapped"
+    print("mock-tor (\(configuration.personality.rawValue)): \(listening); Ctrl-C to stop")
+    let signal = await SignalWaiter.waitForTermination()
+    mock.stop()
+    print("mock-tor: stopped on \(signal)")
+    return ExitCode.pass
+  }
+}
+
+/// Waits for SIGINT or SIGTERM with dispatch sources (the default handlers are ignored so the
+/// process can shut the mock down cleanly).
+enum SignalWaiter {
+  static func waitForTermination() async -> String {
+    await withCheckedContinuation { continuation in
+      let queue = DispatchQueue(label: "failclosed.signals")
+      let box = SignalSources()
+      for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
+        signal(number, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+        source.setEventHandler {
+          if box.fire() {
+            box.cancelAll()
+            continuation.resume(returning: name)
+          }
+        }
+        box.add(source)
+        source.resume()
+      }
+    }
+  }
+}
+
+/// The signal sources and a once-only flag, touched only on the signal queue.
+private final class SignalSources: @unchecked Sendable {
+  private var sources: [any DispatchSourceSignal] = []
+  private var fired = false
+  func add(_ source: any DispatchSourceSignal) { sources.append(source) }
+  func fire() -> Bool {
+    defer { fired = true }
+    return !fired
+  }
+  func cancelAll() {
+    for source in sources { source.cancel() }
+    sources = []
+  }
+}

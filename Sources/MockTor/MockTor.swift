@@ -1,0 +1,240 @@
+import FailClosedSupport
+import Foundation
+import SOCKS
+
+/// A Tor client that real SOCKS clients cannot tell from one: a SOCKS listener with a
+/// personality, a simulated bootstrap, a destination map and per-destination faults, and a
+/// JSON-lines event log. Used by tests, the sandbox, the system under test and
+/// `failclosed mock-tor`.
+///
+///     let mock = try MockTor(MockTorConfiguration(personality: .ctor, socksAddress: address))
+///     try mock.start()
+///     defer { mock.stop() }
+public final class MockTor: @unchecked Sendable {
+  public let configuration: MockTorConfiguration
+  public let eventLog: MockTorEventLog
+  private let bootstrap: BootstrapStandIn
+  private let lock = NSLock()
+  private var listener: SOCKSListener?
+  private var origin: Double = 0
+  private var running = false
+  private var crashed = false
+  private var lastBootstrap: MockBootstrapState?
+  private var streams = 0
+  private var peak = 0
+  private var bindError: (any Error)?
+  private let monitorDone = DispatchSemaphore(value: 0)
+
+  public init(_ configuration: MockTorConfiguration) throws {
+    if !configuration.socksAddress.isLoopback && !configuration.allowNonLoopback {
+      throw MockTorError.nonLoopbackAddress(configuration.socksAddress.description)
+    }
+    self.configuration = configuration
+    self.eventLog = try MockTorEventLog(path: configuration.eventLogPath)
+    self.bootstrap = BootstrapStandIn(
+      plan: configuration.bootstrapPlan, personality: configuration.personality)
+  }
+
+  deinit { stop() }
+
+  // MARK: state
+
+  /// Seconds of the configured clock since ``start()``.
+  public var planTime: Double { configuration.clock.now - lock.withLock { origin } }
+
+  public var bootstrapState: MockBootstrapState { bootstrap.state(at: planTime) }
+  public var bootstrapProgress: Int { bootstrapState.progress }
+  public var bootstrapSummary: String { bootstrapState.summary }
+  public var isReady: Bool { lock.withLock { running && !crashed } && bootstrapState.isReady }
+
+  /// The SOCKS listener's address once bound (arti binds only after bootstrapping).
+  public var socksAddress: SocketAddress? { lock.withLock { listener?.address } }
+
+  var isStoppedOrCrashed: Bool { lock.withLock { !running || crashed } }
+
+  /// Connections held right now (handshaking plus streaming) and the most ever held.
+  public var connectionCounts: (current: Int, peak: Int) {
+    lock.withLock {
+      let current = (listener?.currentPending ?? 0) + streams
+      peak = max(peak, current)
+      return (current, peak)
+    }
+  }
+
+  // MARK: lifecycle
+
+  /// Starts the bootstrap clock and (ctor) the SOCKS listener; arti's listener binds when the
+  /// bootstrap reaches 100.
+  public func start() throws {
+    let alreadyRunning = lock.withLock {
+      if running { return true }
+      running = true
+      origin = configuration.clock.now
+      return false
+    }
+    if alreadyRunning { return }
+    BlockingIO.ignoreSIGPIPE()
+    Self.raiseDescriptorLimit()
+    eventLog.record(
+      "start", time: 0,
+      [
+        "personality": .string(configuration.personality.rawValue),
+        "plan": .string(configuration.bootstrapPlan.description),
+        "socks": .string(configuration.socksAddress.description),
+      ])
+    if configuration.personality == .ctor {
+      do { try bindListener() } catch {
+        lock.withLock { running = false }
+        throw error
+      }
+    }
+    BlockingIO.detach("mocktor.monitor") { [self] in
+      monitor()
+      monitorDone.signal()
+    }
+  }
+
+  /// Closes the listener and every connection; streams log their end. Idempotent.
+  public func stop() {
+    let (wasRunning, currentListener) = lock.withLock {
+      let was = running
+      running = false
+      let current = listener
+      listener = nil
+      return (was, current)
+    }
+    guard wasRunning else { return }
+    currentListener?.stop()
+    monitorDone.wait()
+    // Streams notice within their 100 ms poll; give them a moment to log.
+    for _ in 0..<50 where lock.withLock({ streams }) > 0 { usleep(20_000) }
+    eventLog.record("stop", time: planTime)
+  }
+
+  /// Waits (real time, bounded) until the SOCKS listener is bound; for arti after bootstrap.
+  @discardableResult
+  public func waitForListener(timeout: Double = 10) -> SocketAddress? {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+      if let address = socksAddress { return address }
+      if lock.withLock({ bindError != nil || !running }) { return nil }
+      usleep(10_000)
+    }
+    return socksAddress
+  }
+
+  private func bindListener() throws {
+    let policy = configuration.personality.socksPolicy
+    let newListener: SOCKSListener
+    do {
+      newListener = try SOCKSListener(
+        address: configuration.socksAddress, policy: policy, clock: configuration.clock,
+        handshakeTimeout: configuration.handshakeTimeout,
+        maxPending: configuration.maxConnections,
+        onRequest: { [weak self] socket, request, early, peer in
+          self?.startStream(socket, request, early, peer)
+        },
+        onReject: { [weak self] error, peer in
+          guard let self else { return }
+          var fields: [String: JSONValue] = ["error": .string(error.description)]
+          if let peer { fields["client"] = .string(peer.description) }
+          eventLog.record("socks_rejected", time: planTime, fields)
+        })
+    } catch let error as SystemError {
+      lock.withLock { bindError = error }
+      throw MockTorError.listen(error.description)
+    }
+    lock.withLock { listener = newListener }
+    newListener.start()
+    eventLog.record("listener", time: planTime, ["socks": .string(newListener.address.description)])
+  }
+
+  private func startStream(
+    _ socket: Socket, _ request: SOCKSRequest, _ early: [UInt8], _ peer: SocketAddress?
+  ) {
+    let session = StreamSession(
+      client: socket, request: request, early: early, peer: peer, mock: self)
+    lock.withLock {
+      streams += 1
+      peak = max(peak, streams + (listener?.currentPending ?? 0))
+    }
+    BlockingIO.detach("mocktor.stream") { [self] in
+      session.run()
+      lock.withLock { streams -= 1 }
+    }
+  }
+
+  /// Follows the bootstrap: logs each step, binds arti's listener at 100, and on a crash
+  /// closes everything the way a dying process would.
+  private func monitor() {
+    while lock.withLock({ running }) {
+      let state = bootstrapState
+      let changed = lock.withLock {
+        defer { lastBootstrap = state }
+        return lastBootstrap != state
+      }
+      if changed {
+        eventLog.record(
+          "bootstrap", time: planTime,
+          [
+            "progress": .int(state.progress), "tag": .string(state.tag),
+            "summary": .string(state.summary),
+          ])
+      }
+      if state.crashed {
+        let current = lock.withLock {
+          crashed = true
+          defer { listener = nil }
+          return listener
+        }
+        current?.stop()
+        eventLog.record("crash", time: planTime)
+        return
+      }
+      if configuration.personality == .arti, state.isReady, socksAddress == nil,
+        lock.withLock({ bindError == nil })
+      {
+        try? bindListener()
+      }
+      _ = connectionCounts
+      usleep(20_000)
+    }
+  }
+
+  /// Sleeps for `seconds` of the configured clock from a dedicated thread.
+  func sleep(_ seconds: Double) {
+    guard seconds > 0 else { return }
+    let done = DispatchSemaphore(value: 0)
+    let clock = configuration.clock
+    Task.detached {
+      try? await clock.sleep(seconds: seconds)
+      done.signal()
+    }
+    done.wait()
+  }
+
+  /// Isolation credentials as logged: the kind, and the bytes as text (lossy UTF-8).
+  static func describe(_ authentication: SOCKSAuthentication) -> JSONValue {
+    func text(_ bytes: [UInt8]) -> JSONValue { .string(String(decoding: bytes, as: UTF8.self)) }
+    switch authentication.isolation {
+    case .none: return .null
+    case .legacy(let username, let password):
+      return .object(["kind": "legacy", "username": text(username), "password": text(password)])
+    case .key(let key): return .object(["kind": "key", "key": text(key)])
+    case .rpcObject(let id, let password):
+      return .object(["kind": "rpc", "id": text(id), "password": text(password)])
+    case .malformed(let username):
+      return .object(["kind": "malformed", "username": text(username)])
+    }
+  }
+
+  /// Thousands of connections need thousands of descriptors: lift the soft limit to the hard.
+  static func raiseDescriptorLimit() {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+    if limit.rlim_cur < limit.rlim_max {
+      limit.rlim_cur = limit.rlim_max
+      _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+  }
+}

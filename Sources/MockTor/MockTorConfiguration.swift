@@ -1,0 +1,59 @@
+import FailClosedSupport
+
+/// Everything a ``MockTor`` needs to know before it starts.
+public struct MockTorConfiguration: Sendable {
+  public var personality: MockTorPersonality
+  /// Where SOCKS listens; port 0 picks a free port (read it back from ``MockTor/socksAddress``).
+  public var socksAddress: SocketAddress
+  /// A non-loopback listener exposes the mock beyond this machine: refused unless set.
+  public var allowNonLoopback = false
+  public var clock: any HarnessClock
+  public var bootstrapPlan: MockBootstrapPlan
+  public var destinations: DestinationMap
+  /// When set, streams go here instead of to the destination map.
+  public var upstream: (any MockTorUpstream)?
+  /// Faults by destination as the client names it (hostname, or IP text for raw IPs).
+  public var faults: [String: StreamFault]
+  /// JSON-lines event log file; records are kept in memory either way.
+  public var eventLogPath: String?
+  /// The control port, served by TorControl's code (ctor only).
+  public var controlPort: UInt16?
+  /// Clock seconds a connection may sit without completing its SOCKS handshake.
+  public var handshakeTimeout: Double = 30
+  /// Clock seconds an established stream may stay silent in both directions.
+  public var streamIdleTimeout: Double = 300
+  /// ctor: clock seconds a stream waits for the bootstrap before tor's timeout reply.
+  public var streamWaitLimit: Double = 120
+  /// Real seconds allowed for connecting to a mapped destination.
+  public var connectTimeout: Double = 10
+  /// Connections held at once (handshaking and streaming); beyond it, the oldest
+  /// handshaking connection is dropped.
+  public var maxConnections = 20_000
+
+  public static let defaultSOCKSAddress = SocketAddress("127.0.0.1:39050")!
+
+  public init(
+    personality: MockTorPersonality = .ctor,
+    socksAddress: SocketAddress = MockTorConfiguration.defaultSOCKSAddress,
+    clock: any HarnessClock = SystemClock(),
+    bootstrapPlan: MockBootstrapPlan = .healthy(after: 5),
+    destinations: DestinationMap = DestinationMap(),
+    upstream: (any MockTorUpstream)? = nil,
+    faults: [String: StreamFault] = [:],
+    eventLogPath: String? = nil
+  ) {
+    self.personality = personality
+    self.socksAddress = socksAddress
+    self.clock = clock
+    self.bootstrapPlan = bootstrapPlan
+    self.destinations = destinations
+    self.upstream = upstream
+    self.faults = faults
+    self.eventLogPath = eventLogPath
+  }
+
+  /// The fault for a destination as the client sent it (names are case-insensitive).
+  public func fault(for destination: String) -> StreamFault? {
+    faults[destination] ?? faults.first { $0.key.lowercased() == destination.lowercased() }?.value
+  }
+}

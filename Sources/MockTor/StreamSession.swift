@@ -1,0 +1,277 @@
+import FailClosedSupport
+import Foundation
+import SOCKS
+
+/// One SOCKS request after its handshake, on its own thread: wait for the bootstrap (ctor),
+/// apply the destination's fault, connect, reply, relay with the fault's shaping, log.
+final class StreamSession: @unchecked Sendable {
+  let client: Socket
+  let request: SOCKSRequest
+  let early: [UInt8]
+  let peer: SocketAddress?
+  unowned let mock: MockTor
+  let started: Double
+  private var bytesUp = 0
+  private var bytesDown = 0
+  private var upstream: Socket?
+
+  init(client: Socket, request: SOCKSRequest, early: [UInt8], peer: SocketAddress?, mock: MockTor) {
+    self.client = client
+    self.request = request
+    self.early = early
+    self.peer = peer
+    self.mock = mock
+    self.started = mock.planTime
+  }
+
+  private var configuration: MockTorConfiguration { mock.configuration }
+  private var personality: MockTorPersonality { configuration.personality }
+
+  func run() {
+    let outcome = serve()
+    upstream?.close()
+    client.close()
+    log(outcome)
+  }
+
+  struct Outcome {
+    var result: String
+    var reply: SOCKSReplyCode?
+    var target: String?
+    var answer: String?
+  }
+
+  private func serve() -> Outcome {
+    let fault = configuration.fault(for: request.address.description)
+    if personality == .ctor, let failure = waitForBootstrap() { return failure }
+    if personality == .arti, !mock.isReady {
+      return fail(.generalFailure, "not bootstrapped")
+    }
+    if let fault, fault.latency > 0 { mock.sleep(fault.latency) }
+    if let code = fault?.reply { return fail(code, "fault") }
+    if fault?.blackhole == true { return blackhole() }
+    switch request.command {
+    case .resolve: return resolve()
+    case .resolvePTR: return resolvePTR()
+    default: return connect(fault: fault)
+    }
+  }
+
+  private func fail(_ code: SOCKSReplyCode, _ result: String) -> Outcome {
+    try? client.write(request.reply(code))
+    return Outcome(result: result, reply: code)
+  }
+
+  /// ctor: a stream before the bootstrap completes waits, like tor's pending streams, then
+  /// gets the reply tor gives a timed-out stream (END_STREAM_REASON_TIMEOUT -> 0x06).
+  private func waitForBootstrap() -> Outcome? {
+    let deadline = mock.planTime + configuration.streamWaitLimit
+    while !mock.isReady {
+      if mock.isStoppedOrCrashed { return Outcome(result: "closed by mock", reply: nil) }
+      if mock.planTime >= deadline { return fail(.ttlExpired, "bootstrap wait timed out") }
+      if clientHungUp() { return Outcome(result: "client closed while waiting", reply: nil) }
+      usleep(20_000)
+    }
+    return nil
+  }
+
+  private func clientHungUp() -> Bool {
+    var pfd = pollfd(fd: client.fd, events: Int16(POLLIN) | pollReadHangUp, revents: 0)
+    guard poll(&pfd, 1, 0) > 0 else { return false }
+    return pfd.revents & (pollReadHangUp | Int16(POLLHUP) | Int16(POLLERR)) != 0
+  }
+
+  private func blackhole() -> Outcome {
+    var scratch = [UInt8](repeating: 0, count: 16_384)
+    while !mock.isStoppedOrCrashed {
+      var pfd = pollfd(fd: client.fd, events: Int16(POLLIN), revents: 0)
+      guard poll(&pfd, 1, 100) >= 0 else { break }
+      if pfd.revents != 0 {
+        let n = scratch.withUnsafeMutableBytes { Glibc.read(client.fd, $0.baseAddress, $0.count) }
+        if n <= 0 { break }
+        bytesUp += n
+      }
+    }
+    return Outcome(result: "blackholed", reply: nil)
+  }
+
+  private func resolve() -> Outcome {
+    let map = configuration.destinations
+    switch request.address {
+    case .ipv4, .ipv6:
+      try? client.write(request.resolvedReply(request.address))
+      return Outcome(result: "resolved", reply: .succeeded, answer: request.address.description)
+    case .hostname(let name):
+      let answer: SOCKSAddress
+      if let virtual = map.virtualAddress(for: name) {
+        answer = .ipv4(virtual)
+      } else if name.lowercased() == "localhost" {
+        answer = .ipv4([127, 0, 0, 1])
+      } else {
+        return fail(.hostUnreachable, "resolve failed")
+      }
+      try? client.write(request.resolvedReply(answer))
+      return Outcome(result: "resolved", reply: .succeeded, answer: answer.description)
+    }
+  }
+
+  private func resolvePTR() -> Outcome {
+    guard case .ipv4(let bytes) = request.address,
+      let name = configuration.destinations.host(forVirtual: bytes)
+    else { return fail(.hostUnreachable, "resolve failed") }
+    try? client.write(request.resolvedReply(.hostname(name)))
+    return Outcome(result: "resolved", reply: .succeeded, answer: name)
+  }
+
+  private func connect(fault: StreamFault?) -> Outcome {
+    let target: String
+    do {
+      if let hook = configuration.upstream {
+        target = "upstream"
+        upstream = try hook.connect(to: request.address, port: request.port)
+      } else {
+        guard
+          let address = configuration.destinations.target(for: request.address, port: request.port)
+        else { return fail(unknownDestinationReply(), "unknown destination") }
+        target = address.description
+        upstream = try Socket.connect(to: address, timeout: configuration.connectTimeout)
+      }
+    } catch let failure as MockTorUpstreamFailure {
+      return fail(failure.reply, "upstream refused")
+    } catch let error as SystemError {
+      var outcome = fail(connectFailureReply(error.code), "connect failed: \(error.symbol)")
+      outcome.target = request.address.description
+      return outcome
+    } catch {
+      return fail(.generalFailure, "connect failed: \(error)")
+    }
+    do {
+      try client.write(request.reply(.succeeded))
+    } catch {
+      return Outcome(result: "client gone before reply", reply: .succeeded, target: target)
+    }
+    let result = relay(fault: fault ?? StreamFault())
+    return Outcome(result: result, reply: .succeeded, target: target)
+  }
+
+  /// tor: an unknown name fails to resolve at the exit (RESOLVEFAILED -> 0x04); an onion
+  /// address tor cannot parse gets 0x01 without ExtendedErrors. Arti: onion errors F0/F6,
+  /// everything else 0x05 (the seeds' "failed connect").
+  private func unknownDestinationReply() -> SOCKSReplyCode {
+    let onion = request.address.hostname.map { $0.lowercased().hasSuffix(".onion") } ?? false
+    let validOnion = request.address.hostname.map(Self.isValidOnionV3) ?? false
+    switch (personality, onion) {
+    case (.arti, true): return validOnion ? .onionDescriptorNotFound : .onionInvalidAddress
+    case (.arti, false): return .connectionRefused
+    case (.ctor, true): return validOnion ? .onionDescriptorNotFound : .generalFailure
+    case (.ctor, false): return request.address.isRawIP ? .networkUnreachable : .hostUnreachable
+    }
+  }
+
+  private func connectFailureReply(_ code: Int32) -> SOCKSReplyCode {
+    if personality == .arti { return .connectionRefused }
+    switch code {
+    case ECONNREFUSED, ECONNRESET: return .connectionRefused
+    case ETIMEDOUT: return .ttlExpired
+    case ENETUNREACH: return .networkUnreachable
+    case EHOSTUNREACH: return .hostUnreachable
+    default: return .generalFailure
+    }
+  }
+
+  static func isValidOnionV3(_ name: String) -> Bool {
+    let labels = name.lowercased().split(separator: ".")
+    guard labels.count >= 2, labels.last == "onion" else { return false }
+    let key = labels[labels.count - 2]
+    return key.count == 56
+      && key.allSatisfy { ("a"..."z").contains($0) || ("2"..."7").contains($0) }
+  }
+
+  // MARK: relay
+
+  /// Copies both ways until either side closes, shaping the flow towards the client.
+  private func relay(fault: StreamFault) -> String {
+    guard let upstream else { return "no upstream" }
+    if !early.isEmpty {
+      guard (try? upstream.write(early)) != nil else { return "destination closed" }
+      bytesUp += early.count
+    }
+    var scratch = [UInt8](repeating: 0, count: 16_384)
+    var lastActivity = mock.planTime
+    var upOpen = true
+    while !mock.isStoppedOrCrashed {
+      var fds = [
+        pollfd(fd: client.fd, events: upOpen ? Int16(POLLIN) : 0, revents: 0),
+        pollfd(fd: upstream.fd, events: Int16(POLLIN), revents: 0),
+      ]
+      let ready = poll(&fds, 2, 100)
+      if ready < 0 && errno != EINTR { return "poll failed" }
+      if ready == 0 {
+        if mock.planTime - lastActivity > configuration.streamIdleTimeout { return "idle timeout" }
+        continue
+      }
+      lastActivity = mock.planTime
+      if fds[0].revents != 0 && upOpen {
+        let n = scratch.withUnsafeMutableBytes { Glibc.read(client.fd, $0.baseAddress, $0.count) }
+        if n <= 0 {
+          upOpen = false
+          upstream.shutdownWrite()
+        } else {
+          if let reset = resetIfDue(fault, adding: n) { return reset }
+          bytesUp += n
+          guard (try? upstream.write(Array(scratch.prefix(n)))) != nil else {
+            return "destination closed"
+          }
+        }
+      }
+      if fds[1].revents != 0 {
+        let limit = fault.bandwidth.map { max(1, min(scratch.count, $0 / 10)) } ?? scratch.count
+        let n = scratch.withUnsafeMutableBytes { Glibc.read(upstream.fd, $0.baseAddress, limit) }
+        if n <= 0 {
+          if fault.slowClose > 0 { mock.sleep(fault.slowClose) }
+          client.shutdownWrite()
+          return upOpen ? "destination closed" : "closed"
+        }
+        if let reset = resetIfDue(fault, adding: n) { return reset }
+        if fault.latency > 0 { mock.sleep(fault.latency) }
+        guard (try? client.write(Array(scratch.prefix(n)))) != nil else { return "client closed" }
+        bytesDown += n
+        if let bandwidth = fault.bandwidth { mock.sleep(Double(n) / Double(bandwidth)) }
+      }
+    }
+    return "closed by mock"
+  }
+
+  private func resetIfDue(_ fault: StreamFault, adding count: Int) -> String? {
+    guard let limit = fault.resetAfterBytes, bytesUp + bytesDown + count > limit else { return nil }
+    client.reset()
+    return "reset after \(bytesUp + bytesDown) bytes"
+  }
+
+  // MARK: log
+
+  private func log(_ outcome: Outcome) {
+    var fields: [String: JSONValue] = [
+      "version": .string(request.version.rawValue),
+      "command": .string(request.command.description),
+      "destination": .string(request.address.description),
+      "port": .int(Int(request.port)),
+      "raw_ip": .bool(request.address.isIPLiteral),
+      "address_type": .string(request.address.wireType),
+      "outcome": .string(outcome.result),
+      "bytes_up": .int(bytesUp),
+      "bytes_down": .int(bytesDown),
+      "duration": .double(((mock.planTime - started) * 1000).rounded() / 1000),
+    ]
+    fields["isolation"] = MockTor.describe(request.authentication)
+    if let reply = outcome.reply { fields["reply"] = .int(Int(reply.rawValue)) }
+    if let target = outcome.target { fields["target"] = .string(target) }
+    if let answer = outcome.answer { fields["answer"] = .string(answer) }
+    if let peer { fields["client"] = .string(peer.description) }
+    mock.eventLog.record("socks", time: mock.planTime, fields)
+  }
+}
+
+/// POLLRDHUP (Linux, 0x2000): the peer shut down its writing side. Glibc's macro is not
+/// imported into Swift.
+private let pollReadHangUp: Int16 = 0x2000

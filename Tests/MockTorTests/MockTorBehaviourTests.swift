@@ -1,0 +1,272 @@
+import FailClosedSupport
+import Foundation
+import MockTor
+import SOCKS
+import Testing
+
+/// Fetches "/" from `host` through the SOCKS proxy at `proxy` with the project's own client
+/// handshake; returns the HTTP response, or throws the SOCKS error.
+func fetch(
+  through proxy: SocketAddress, host: String, port: UInt16 = 80,
+  credentials: SOCKSClientHandshake.Credentials = .none
+)
+  throws -> String
+{
+  let socket = try Socket.connect(to: proxy, timeout: 5)
+  defer { socket.close() }
+  socket.setTimeouts(seconds: 10)
+  var client = try SOCKSClientHandshake(
+    target: .hostname(host), port: port, credentials: credentials)
+  try socket.write(client.greeting())
+  var buffer: [UInt8] = []
+  while true {
+    let action = client.handle(buffer)
+    buffer.removeFirst(action.consumed)
+    if !action.send.isEmpty { try socket.write(action.send) }
+    switch action.outcome {
+    case .continueHandshake: continue
+    case .failed(let error): throw error
+    case .finished: break
+    case .needMoreInput:
+      let chunk = try socket.read()
+      guard !chunk.isEmpty else { throw SOCKSError(.malformedReply("closed"), at: 0) }
+      buffer += chunk
+      continue
+    }
+    break
+  }
+  try socket.write(Array("GET / HTTP/1.0\r\nHost: \(host)\r\n\r\n".utf8))
+  var response = buffer
+  while let chunk = try? socket.read(), !chunk.isEmpty { response += chunk }
+  return String(decoding: response, as: UTF8.self)
+}
+
+@Suite(.serialized) struct MockTorBehaviourTests {
+  @Test func refusesNonLoopbackUnlessAllowed() throws {
+    let configuration = MockTorConfiguration(socksAddress: SocketAddress("0.0.0.0:0")!)
+    #expect(throws: MockTorError.nonLoopbackAddress("0.0.0.0:0")) { try MockTor(configuration) }
+    var allowed = configuration
+    allowed.allowNonLoopback = true
+    _ = try MockTor(allowed)
+  }
+
+  @Test func artiBindsOnlyAfterBootstrapAndAllowsOnlyNoAuthConnect() throws {
+    let clock = ManualClock()
+    let web = try TinyHTTPServer()
+    defer { web.stop() }
+    var map = DestinationMap()
+    map.add("web.test", SocketAddress(bytes: [127, 0, 0, 1], port: web.port)!)
+    let mock = try makeMock(.arti, plan: .healthy(after: 10), destinations: map) {
+      $0.clock = clock
+    }
+    defer { mock.stop() }
+    usleep(100_000)
+    #expect(mock.socksAddress == nil)
+    #expect(mock.bootstrapProgress == 0)
+    #expect(mock.bootstrapSummary == "Starting...")
+    let advanced = DispatchSemaphore(value: 0)
+    Task.detached {
+      await clock.advance(by: 10)
+      advanced.signal()
+    }
+    advanced.wait()
+    let proxy = try #require(mock.waitForListener())
+    #expect(mock.bootstrapProgress == 100)
+    #expect(mock.bootstrapSummary == "Ready")
+    #expect(try fetch(through: proxy, host: "web.test").hasSuffix(web.body))
+    #expect(
+      try probe(proxy, steps: [[0x05, 0x01, 0x02]])
+        == ProbeResult(bytes: [0x05, 0xFF], closed: true))
+    let resolve = try probe(
+      proxy, steps: [[0x05, 0x01, 0x00], [0x05, 0xF0, 0x00, 0x03, 0x01, 0x61, 0, 0]])
+    #expect(
+      resolve
+        == ProbeResult(bytes: [0x05, 0x00, 0x05, 0x01, 0x00, 0x01, 0, 0, 0, 0, 0, 0], closed: true))
+    // A failed connect gets 0x05 and BND 0.0.0.0:0.
+    #expect(throws: SOCKSError(.rejected(.connectionRefused), at: 3)) {
+      try fetch(through: proxy, host: "nowhere.test")
+    }
+    let events = mock.eventLog.events("bootstrap").compactMap { $0["progress"]?.intValue }
+    #expect(events.first == 0 && events.last == 100)
+  }
+
+  @Test func ctorStreamsWaitForTheBootstrap() throws {
+    let clock = ManualClock()
+    let web = try TinyHTTPServer()
+    defer { web.stop() }
+    var map = DestinationMap()
+    map.add("web.test", SocketAddress(bytes: [127, 0, 0, 1], port: web.port)!)
+    let mock = try makeMock(.ctor, plan: .healthy(after: 30), destinations: map) {
+      $0.clock = clock
+    }
+    defer { mock.stop() }
+    let proxy = try #require(mock.socksAddress)
+    let result = Mutex<String?>(nil)
+    BlockingIO.detach("test.fetch") {
+      let page = try? fetch(through: proxy, host: "web.test")
+      result.withLock { $0 = page ?? "failed" }
+    }
+    usleep(300_000)
+    #expect(result.withLock { $0 } == nil, "the stream must wait while bootstrapping")
+    let advanced = DispatchSemaphore(value: 0)
+    Task.detached {
+      await clock.advance(by: 30)
+      advanced.signal()
+    }
+    advanced.wait()
+    #expect(eventually { result.withLock { $0 } != nil })
+    #expect(result.withLock { $0 }?.hasSuffix(web.body) == true)
+  }
+
+  @Test func ctorStreamWaitIsBounded() throws {
+    let clock = ManualClock()
+    let mock = try makeMock(.ctor, plan: .healthy(after: 1000)) {
+      $0.clock = clock
+      $0.streamWaitLimit = 120
+    }
+    defer { mock.stop() }
+    let proxy = try #require(mock.socksAddress)
+    let result = Mutex<(any Error)?>(nil)
+    BlockingIO.detach("test.fetch") {
+      do { _ = try fetch(through: proxy, host: "web.test") } catch {
+        result.withLock { $0 = error }
+      }
+    }
+    usleep(200_000)
+    let advanced = DispatchSemaphore(value: 0)
+    Task.detached {
+      await clock.advance(by: 121)
+      advanced.signal()
+    }
+    advanced.wait()
+    #expect(eventually { result.withLock { $0 } != nil })
+    #expect(result.withLock { $0 as? SOCKSError } == SOCKSError(.rejected(.ttlExpired), at: 3))
+  }
+
+  @Test func faultsPerDestination() throws {
+    let web = try TinyHTTPServer(body: String(repeating: "x", count: 20_000))
+    defer { web.stop() }
+    var map = DestinationMap()
+    for name in ["refused.test", "onion.test", "reset.test", "slow.test", "hole.test"] {
+      map.add(name, SocketAddress(bytes: [127, 0, 0, 1], port: web.port)!)
+    }
+    let faults: [String: StreamFault] = [
+      "refused.test": StreamFault(reply: .connectionRefused),
+      "onion.test": StreamFault(reply: .onionIntroductionFailed),
+      "reset.test": StreamFault(resetAfterBytes: 1000),
+      "slow.test": StreamFault(latency: 0.05, bandwidth: 400_000),
+      "hole.test": StreamFault(blackhole: true),
+    ]
+    let mock = try makeMock(.ctor, destinations: map, faults: faults)
+    defer { mock.stop() }
+    let proxy = try #require(mock.socksAddress)
+    #expect(throws: SOCKSError(.rejected(.connectionRefused), at: 3)) {
+      try fetch(through: proxy, host: "refused.test")
+    }
+    #expect(throws: SOCKSError(.rejected(.onionIntroductionFailed), at: 3)) {
+      try fetch(through: proxy, host: "onion.test")
+    }
+    let truncated = try fetch(through: proxy, host: "reset.test")
+    #expect(truncated.utf8.count < 20_000)
+    #expect(try fetch(through: proxy, host: "slow.test").hasSuffix(web.body))
+    // A blackholed request never gets an answer.
+    let hole = try probe(
+      proxy,
+      steps: [
+        [0x05, 0x01, 0x00], [0x05, 0x01, 0x00, 0x03, 0x09] + Array("hole.test".utf8) + [0, 80],
+      ], wait: 0.5)
+    #expect(hole == ProbeResult(bytes: [0x05, 0x00], closed: false))
+    #expect(throws: SOCKSError(.rejected(.hostUnreachable), at: 3)) {
+      try fetch(through: proxy, host: "unmapped.test")
+    }
+    mock.stop()
+    let outcomes = Dictionary(
+      mock.eventLog.events("socks").map {
+        ($0["destination"]?.stringValue ?? "", $0["outcome"]?.stringValue ?? "")
+      },
+      uniquingKeysWith: { first, _ in first })
+    #expect(outcomes["reset.test"]?.hasPrefix("reset after") == true)
+    #expect(outcomes["hole.test"] == "blackholed")
+    #expect(outcomes["refused.test"] == "fault")
+  }
+
+  @Test func isolationCredentialsAreLogged() throws {
+    let web = try TinyHTTPServer()
+    defer { web.stop() }
+    var map = DestinationMap()
+    map.add("web.test", SocketAddress(bytes: [127, 0, 0, 1], port: web.port)!)
+    let mock = try makeMock(.ctor, destinations: map)
+    defer { mock.stop() }
+    let proxy = try #require(mock.socksAddress)
+    _ = try fetch(
+      through: proxy, host: "web.test",
+      credentials: .usernamePassword(
+        username: Array("<torS0X>0".utf8), password: Array("circuit-7".utf8)))
+    mock.stop()
+    let record = try #require(mock.eventLog.events("socks").first)
+    #expect(record["isolation"] == .object(["kind": "key", "key": "circuit-7"]))
+  }
+
+  @Test func idleHandshakesTimeOut() throws {
+    let clock = ManualClock()
+    let mock = try makeMock(.ctor) {
+      $0.clock = clock
+      $0.handshakeTimeout = 30
+    }
+    defer { mock.stop() }
+    let socket = try Socket.connect(to: try #require(mock.socksAddress), timeout: 5)
+    defer { socket.close() }
+    #expect(eventually { mock.connectionCounts.current == 1 })
+    let advanced = DispatchSemaphore(value: 0)
+    Task.detached {
+      await clock.advance(by: 31)
+      advanced.signal()
+    }
+    advanced.wait()
+    socket.setTimeouts(seconds: 5)
+    #expect((try? socket.read()) == [])
+  }
+
+  /// 2000 hostile connections (silent, half a greeting, garbage, a request trickled in and
+  /// stalled) held open while a good client is served, then all dropped.
+  @Test func hostileConnectionsDoNotStopService() async throws {
+    let web = try TinyHTTPServer()
+    defer { web.stop() }
+    var map = DestinationMap()
+    map.add("web.test", SocketAddress(bytes: [127, 0, 0, 1], port: web.port)!)
+    let mock = try makeMock(.ctor, destinations: map)
+    defer { mock.stop() }
+    let proxy = try #require(mock.socksAddress)
+    let (page, peak) = try await BlockingIO.run("test.hostile") {
+      var rng = SystemRandomNumberGenerator()
+      var hostile: [Socket] = []
+      defer { for socket in hostile { socket.close() } }
+      for index in 0..<2000 {
+        guard let socket = try? Socket.connect(to: proxy, timeout: 5) else { continue }
+        switch index % 4 {
+        case 0: break
+        case 1: try? socket.write([0x05])
+        case 2: try? socket.write((0..<64).map { _ in UInt8.random(in: 0...255, using: &rng) })
+        default: try? socket.write([0x05, 0x01, 0x00, 0x05, 0x01, 0x00, 0x03, 0x20, 0x61])
+        }
+        hostile.append(socket)
+      }
+      _ = eventually { mock.connectionCounts.current >= 1400 }
+      let page = try fetch(through: proxy, host: "web.test")
+      return (page, mock.connectionCounts.peak)
+    }
+    #expect(page.hasSuffix(web.body))
+    // Garbage may close at once; the silent, partial and stalled ones (three quarters) stay.
+    #expect(peak >= 1400, "peak \(peak)")
+    #expect(eventually { mock.connectionCounts.current == 0 })
+    #expect(try fetch(through: proxy, host: "web.test").hasSuffix(web.body))
+  }
+}
+
+/// A value behind a lock, for results handed between test threads.
+final class Mutex<Value>: @unchecked Sendable {
+  private var value: Value
+  private let lock = NSLock()
+  init(_ value: Value) { self.value = value }
+  func withLock<R>(_ body: (inout Value) -> R) -> R { lock.withLock { body(&value) } }
+}

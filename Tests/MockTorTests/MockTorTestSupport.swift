@@ -1,0 +1,182 @@
+import FailClosedSupport
+import Foundation
+import MockTor
+
+/// A one-page HTTP/1.0 server on 127.0.0.1 for the mock to reach.
+final class TinyHTTPServer: @unchecked Sendable {
+  let listener: Socket
+  let port: UInt16
+  let body: String
+  private let lock = NSLock()
+  private var stopped = false
+
+  init(body: String = "hello through the mock\n") throws {
+    listener = try Socket.listen(on: SocketAddress("127.0.0.1:0")!)
+    port = listener.localAddress!.port
+    self.body = body
+    BlockingIO.detach("test.http") { [self] in serve() }
+  }
+
+  private func serve() {
+    while !lock.withLock({ stopped }) {
+      guard let (client, _) = try? listener.accept() else { return }
+      BlockingIO.detach("test.http.client") { [body] in
+        client.setTimeouts(seconds: 5)
+        var request: [UInt8] = []
+        while !request.ends(with: Array("\r\n\r\n".utf8)), request.count < 65536 {
+          guard let chunk = try? client.read(), !chunk.isEmpty else { break }
+          request += chunk
+        }
+        let response =
+          "HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        try? client.write(Array(response.utf8))
+        client.close()
+      }
+    }
+  }
+
+  func stop() {
+    lock.withLock { stopped = true }
+    listener.close()
+  }
+}
+
+extension Array where Element == UInt8 {
+  func ends(with suffix: [UInt8]) -> Bool {
+    count >= suffix.count && Array(self[(count - suffix.count)...]) == suffix
+  }
+}
+
+/// Runs a program to completion (bounded by `timeout` seconds), off the cooperative pool.
+func runProgram(
+  _ path: String, _ arguments: [String], environment: [String: String]? = nil, timeout: Double = 20
+)
+  async throws -> (status: Int32, output: String, error: String)
+{
+  try await BlockingIO.run("test.process") {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+    process.arguments = [String(Int(timeout)), path] + arguments
+    if let environment { process.environment = environment }
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    let errData = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (
+      process.terminationStatus, String(decoding: outData, as: UTF8.self),
+      String(decoding: errData, as: UTF8.self)
+    )
+  }
+}
+
+/// A port nobody listens on right now (bind to 0, read it back, close).
+func freePort() throws -> UInt16 {
+  let socket = try Socket.listen(on: SocketAddress("127.0.0.1:0")!)
+  defer { socket.close() }
+  return socket.localAddress!.port
+}
+
+/// What a SOCKS server said to a scripted client: the bytes, and whether it closed.
+struct ProbeResult: Equatable, CustomStringConvertible {
+  var bytes: [UInt8]
+  var closed: Bool
+  var description: String {
+    bytes.map { String(format: "%02x", $0) }.joined() + (closed ? " (closed)" : " (open)")
+  }
+}
+
+/// Sends each step, pausing in between so replies are not pipelined, then reads until the
+/// server closes or `wait` seconds pass in silence.
+func probe(_ address: SocketAddress, steps: [[UInt8]], wait: Double = 0.6) throws -> ProbeResult {
+  let socket = try Socket.connect(to: address, timeout: 5)
+  defer { socket.close() }
+  var received: [UInt8] = []
+  var closed = false
+  func drain(for seconds: Double) {
+    let deadline = Date().addingTimeInterval(seconds)
+    while !closed, Date() < deadline {
+      var pfd = pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)
+      let ready = poll(&pfd, 1, Int32(max(1, deadline.timeIntervalSinceNow * 1000)))
+      if ready <= 0 { return }
+      guard let chunk = try? socket.read(), !chunk.isEmpty else {
+        closed = true
+        return
+      }
+      received += chunk
+    }
+  }
+  for (index, step) in steps.enumerated() {
+    if (try? socket.write(step)) == nil {
+      closed = true
+      break
+    }
+    drain(for: index == steps.count - 1 ? wait : 0.25)
+  }
+  return ProbeResult(bytes: received, closed: closed)
+}
+
+func makeMock(
+  _ personality: MockTorPersonality = .ctor, plan: MockBootstrapPlan = .healthy(after: 0),
+  destinations: DestinationMap = DestinationMap(), faults: [String: StreamFault] = [:],
+  eventLog: String? = nil, configure: (inout MockTorConfiguration) -> Void = { _ in }
+) throws -> MockTor {
+  var configuration = MockTorConfiguration(
+    personality: personality, socksAddress: SocketAddress("127.0.0.1:0")!, bootstrapPlan: plan,
+    destinations: destinations, faults: faults, eventLogPath: eventLog)
+  configure(&configuration)
+  let mock = try MockTor(configuration)
+  try mock.start()
+  return mock
+}
+
+/// Polls (real time, bounded) until `condition` holds.
+func eventually(timeout: Double = 5, _ condition: () -> Bool) -> Bool {
+  let deadline = Date().addingTimeInterval(timeout)
+  while Date() < deadline {
+    if condition() { return true }
+    usleep(20_000)
+  }
+  return condition()
+}
+
+/// A child process started with posix_spawn and a clean signal mask (children of a Swift
+/// test process otherwise inherit dispatch's blocked signals and ignore SIGTERM), killed and
+/// reaped by ``stop()``.
+final class ChildProcess: @unchecked Sendable {
+  let pid: pid_t
+
+  init(_ path: String, _ arguments: [String]) throws {
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var empty = sigset_t()
+    sigemptyset(&empty)
+    posix_spawnattr_setsigmask(&attributes, &empty)
+    var defaults = sigset_t()
+    sigemptyset(&defaults)
+    for signal in [SIGTERM, SIGINT, SIGPIPE, SIGHUP] { sigaddset(&defaults, signal) }
+    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    let argv = ([path] + arguments).map { strdup($0) } + [nil]
+    defer { for pointer in argv { free(pointer) } }
+    var child: pid_t = 0
+    let result = posix_spawn(&child, path, &actions, &attributes, argv, environ)
+    guard result == 0 else { throw SystemError("posix_spawn(\(path))", code: result) }
+    pid = child
+  }
+
+  func stop() {
+    kill(pid, SIGKILL)
+    var status: Int32 = 0
+    waitpid(pid, &status, 0)
+  }
+}
