@@ -19,9 +19,9 @@ extension ScenarioEvent {
       if component == "tor", field == "isReady" {
         name = ScenarioEventName.readyChanged
         fields = ["isReady": value]
-      } else if field == "useTor" || field == "useTorProxy" {
+      } else if component == "session", field == "proxyMode" {
         name = ScenarioEventName.proxyMode
-        fields = ["useTor": value]
+        fields = ["useTor": value == "tor" ? "true" : "false"]
       } else {
         name = "\(component).\(field)"
         fields = ["value": value]
@@ -44,20 +44,19 @@ extension ScenarioEvent {
       switch phase {
       case "queued": name = ScenarioEventName.requestQueued
       case "failed", "permanent": name = ScenarioEventName.requestFailed
+      case "added":
+        name = ScenarioEventName.relayAdded
+        fields["url"] = fields["relay"]
+      case "rejected":
+        name = ScenarioEventName.relayRejected
+        fields["url"] = fields["relay"]
+        fields["reason"] = fields["error"]
       default: name = "relay-\(phase)"
       }
     case .directory:
       name = "directory-\(phase)"
     case .action:
-      let action = fields["action"] ?? ""
-      if action == "add-relay" {
-        let rejected = fields["error"] ?? fields["result"].flatMap { $0 == "added" ? nil : $0 }
-        name = rejected == nil ? ScenarioEventName.relayAdded : ScenarioEventName.relayRejected
-        fields["url"] = fields["argument"]
-        if let rejected { fields["reason"] = rejected }
-      } else {
-        name = "action"
-      }
+      name = "action"
     case .error:
       name = "error"
     }

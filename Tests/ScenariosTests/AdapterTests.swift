@@ -108,7 +108,8 @@ import Testing
     #"{"t":5.200,"type":"notification","name":"TorDidBecomeReady"}"#,
     #"{"t":5.300,"type":"request","url":"https://raw.githubusercontent.com/x.csv","via":"tor","phase":"start"}"#,
     #"{"t":6.000,"type":"relay","relay":"wss://abc.onion","phase":"failed","error":"onion"}"#,
-    #"{"t":7.000,"type":"action","action":"add-relay","argument":"wss://r9.example","error":"limitReached"}"#,
+    #"{"t":7.000,"type":"relay","relay":"wss://r9.example","phase":"rejected","error":"limitReached"}"#,
+    #"{"t":7.500,"type":"state","component":"session","field":"proxyMode","value":"direct"}"#,
     #"{"t":8.000,"type":"notification","name":"TorUserPreferenceChanged","enabled":false}"#,
     #"{"t":8.000,"type":"directory","phase":"loaded","source":"cache","count":120}"#,
   ]
@@ -121,13 +122,14 @@ import Testing
         "action", "TorWillStart", "tor.bootstrapSummary", "tor.bootstrapSummary",
         "request-queued", "socket-opened", "tor.bootstrapProgress", "tor.bootstrapSummary",
         "ready-changed", "TorDidBecomeReady", "request-sent", "request-failed",
-        "relay-rejected", "TorUserPreferenceChanged", "directory-loaded",
+        "relay-rejected", "proxy-mode", "TorUserPreferenceChanged", "directory-loaded",
       ])
     #expect(events[8].fields == ["isReady": "true"])
     #expect(events[10].fields["transport"] == "tor")
     #expect(events[12].fields["reason"] == "limitReached")
-    #expect(events[13].fields == ["enabled": "false"])
-    #expect(EventPattern("directory-loaded source=cache").matches(events[14]))
+    #expect(events[13].fields == ["useTor": "false"])
+    #expect(events[14].fields == ["enabled": "false"])
+    #expect(EventPattern("directory-loaded source=cache").matches(events[15]))
 
     let bootstrap = BootstrapSample.timeline(from: appEvents)
     #expect(
