@@ -66,7 +66,7 @@ let package = Package(
     .testTarget(name: "TestnetTests", dependencies: ["Testnet", "FailClosedSupport"]),
     .testTarget(
       name: "RealTorLaneTests",
-      dependencies: ["RealTorLane", "Sandbox", "Testnet", "FailClosedSupport"]),
+      dependencies: ["RealTorLane", "Sandbox", "Testnet", "Audit", "FailClosedSupport"]),
     .testTarget(name: "TLSTests", dependencies: ["TLS", "HTTPCodec", "FailClosedSupport"]),
     .testTarget(name: "HTTPCodecTests", dependencies: ["HTTPCodec"]),
     .testTarget(name: "AuditTests", dependencies: ["Audit"]),

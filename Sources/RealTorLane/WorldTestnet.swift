@@ -7,7 +7,8 @@ import Testnet
 /// world's loopback (the censor reaches them across the world link), every tor started with
 /// `ip netns exec <world>`, so on the device's link each relay is a distinct destination.
 public final class WorldTestnet: @unchecked Sendable {
-  /// One address per node: three authorities, exit, middle, bridge.
+  /// One address per node: three authorities, exit, middle, bridge; inside
+  /// `AddressPlan.ownProgramsBlockV4`, so the world's port redirect leaves them alone.
   public static let nodeAddresses = (101...106).map { "10.66.1.\($0)" }
 
   public let sandbox: SandboxRun

@@ -36,6 +36,9 @@ public enum AddressPlan {
   public static let webHostV6 = "fd66:0:0:2::80"
   /// The fake Tor network's guards: on the wire, Tor traffic goes to these and nowhere else.
   public static let guards: [SocketAddress] = [SocketAddress("10.66.1.10:9001")!]
+  /// World hosts that run real programs of their own (the real-Tor lane's private network,
+  /// 10.66.1.101-106): the world's catch-all port redirect leaves them alone.
+  public static let ownProgramsBlockV4 = "10.66.1.96/27"
   /// The positive-control packet's destination: the censor's device-side address.
   public static let controlTarget = SocketAddress("10.66.0.1:9")!
 

@@ -51,6 +51,7 @@ public final class WorldServices: @unchecked Sendable {
       table inet world {
         chain prerouting {
           type nat hook prerouting priority dstnat; policy accept;
+          iifname "eth0" ip daddr \(AddressPlan.ownProgramsBlockV4) accept
           iifname "eth0" tcp dport != { \(ports) } redirect to :\(WorldServices.echoPort)
         }
       }

@@ -1,0 +1,32 @@
+import Audit
+import Capture
+import FailClosedSupport
+import Foundation
+
+extension SandboxRun {
+  /// Opens the capture on the device's link (from a thread inside the device namespace) with a
+  /// deny-by-default policy allowing `allowed`, and proves it is live with the run's
+  /// positive-control packet before returning. Blocking.
+  public func openDeviceCapture(allowed: Set<Endpoint>, pcapPath: String?) throws -> LiveCapture {
+    let probe = SyncProbe(
+      destination: Endpoint(
+        address: IPAddress(AddressPlan.controlTarget.host)!, port: AddressPlan.controlTarget.port),
+      payloadPrefix: SyncProbe.defaultPrefix + Array(" \(names.prefix)".utf8))
+    let policy = AuditPolicy(
+      allowed: allowed, syncProbe: probe,
+      deviceAddresses: [IPAddress(AddressPlan.deviceV4)!, IPAddress(AddressPlan.deviceV6)!])
+    let device = self.device
+    let capture = LiveCapture(
+      LiveCapture.Configuration(
+        interface: AddressPlan.deviceInterface, policy: policy, pcapPath: pcapPath,
+        prepareThread: { try device.enterOnCurrentThread() }))
+    try capture.start()
+    do {
+      try SandboxExec.sendPositiveControl(self, probe: probe, capture: capture)
+    } catch {
+      _ = capture.stop()
+      throw error
+    }
+    return capture
+  }
+}
