@@ -149,3 +149,50 @@ import TorControl
         == "0.4.9.11")
   }
 }
+
+@Suite struct ControlPortServiceTests {
+  final class Lines: @unchecked Sendable {
+    private let lock = NSLock()
+    private var entries: [(String, [String: String])] = []
+    func add(_ event: String, _ fields: [String: String]) {
+      lock.withLock { entries.append((event, fields)) }
+    }
+    var all: [(String, [String: String])] { lock.withLock { entries } }
+  }
+
+  @Test func textOptionsErrorsNameTheOption() {
+    #expect {
+      _ = try ControlPortService(port: 0, auth: "none", plan: "stall:nosuch", clock: ManualClock())
+    } throws: { "\($0)".hasPrefix("--bootstrap-plan: bootstrap plan \"stall:nosuch\"") }
+    #expect {
+      _ = try ControlPortService(port: 0, auth: "magic", plan: "healthy", clock: ManualClock())
+    } throws: { "\($0)".hasPrefix("--control-auth: control auth \"magic\"") }
+  }
+
+  @Test func logsBootstrapStepsAndCommands() async throws {
+    let lines = Lines()
+    let clock = ManualClock()
+    let service = try ControlPortService(
+      port: 0, auth: "password:pw", plan: "healthy:17", clock: clock,
+      log: { event, _, fields in lines.add(event, fields) })
+    service.start()
+    defer { service.stop() }
+    let client = try ControlTestClient(port: service.address.port)
+    var events: [ControlMessage] = []
+    #expect(try client.command("AUTHENTICATE \"pw\"\r\n", events: &events)?.code == 250)
+    await clock.advance(by: 17)
+    service.driver.advance()
+    #expect(try client.command("SIGNAL NEWNYM\r\n", events: &events)?.code == 250)
+    let logged = lines.all
+    #expect(
+      logged.contains {
+        $0.0 == "control" && $0.1["command"] == "AUTHENTICATE" && $0.1["arguments"] == "[scrubbed]"
+      })
+    #expect(
+      logged.contains {
+        $0.0 == "control" && $0.1["command"] == "SIGNAL" && $0.1["arguments"] == "NEWNYM"
+      })
+    #expect(
+      logged.contains { $0.0 == "bootstrap" && $0.1["tag"] == "done" && $0.1["progress"] == "100" })
+  }
+}
