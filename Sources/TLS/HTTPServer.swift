@@ -168,7 +168,7 @@ public final class HTTPServer: @unchecked Sendable {
   }
 
   private func serveAdmitted(_ socket: Socket) {
-    let peer = Self.peerAddress(of: socket)
+    let peer = socket.remoteAddress
     let stream: any ByteStream
     var serverName: String?
     do {
@@ -262,14 +262,5 @@ public final class HTTPServer: @unchecked Sendable {
       errors.append(error)
       if errors.count > 1000 { errors.removeFirst() }
     }
-  }
-
-  private static func peerAddress(of socket: Socket) -> SocketAddress? {
-    var storage = sockaddr_storage()
-    var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-    let ok = withUnsafeMutablePointer(to: &storage) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(socket.fd, $0, &length) }
-    }
-    return ok == 0 ? SocketAddress(storage: storage) : nil
   }
 }

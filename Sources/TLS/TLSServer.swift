@@ -55,7 +55,7 @@ public final class TLSServer: @unchecked Sendable {
   /// Runs the server handshake over an accepted socket. Blocks: call on a dedicated thread.
   public func accept(_ socket: Socket, timeout: Double = 30) throws -> TLSConnection {
     guard let ssl = SSL_new(context) else { throw TLSError.openSSLFailure("SSL_new") }
-    let peer = socket.localAddress.map { "client of \($0)" } ?? "client"
+    let peer = socket.remoteAddress.map { "client \($0)" } ?? "client"
     let connection: TLSConnection
     do {
       connection = try TLSConnection(socket: socket, ssl: ssl, serverName: nil)

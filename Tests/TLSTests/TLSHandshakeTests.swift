@@ -132,6 +132,59 @@ import Testing
   }
 }
 
+@Suite struct TLSTrustAndVersionTests {
+  @Test func systemStoreDoesNotTrustTheTestAuthority() async throws {
+    let authority = try TestCertificateAuthority()
+    let server = try TLSServer(authority: authority)
+    let client = try TLSClient(trust: .system)
+    let pair = try await TLSLoopback().handshake(
+      client: client, server: server, serverName: "relay.example")
+    let error = try #require(pair.client.failure as? TLSError)
+    guard case .verificationFailed(_, let code, _) = error else {
+      Issue.record("expected a verification failure, got \(error)")
+      return
+    }
+    #expect(code == 20)  // X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY
+  }
+
+  @Test func serverRefusesTLSBelow1Point2() async throws {
+    let authority = try TestCertificateAuthority()
+    let server = try TLSServer(authority: authority)
+    let loopback = try TLSLoopback()
+    let listener = loopback.listener
+    async let accepted: Result<TLSConnection, any Error> = TLSLoopback.result {
+      try await BlockingIO.run {
+        let (socket, _) = try listener.accept()
+        return try server.accept(socket, timeout: 5)
+      }
+    }
+    let port = loopback.address.port
+    let curl = try await BlockingIO.run {
+      try run(
+        "/usr/bin/curl",
+        [
+          "--silent", "--max-time", "5", "--insecure", "--tlsv1.0", "--tls-max", "1.1",
+          "--resolve", "a.example:\(port):127.0.0.1", "https://a.example:\(port)/",
+        ])
+    }
+    #expect(curl.status == 35)  // CURLE_SSL_CONNECT_ERROR
+    let error = try #require(await accepted.failure as? TLSError)
+    guard case .handshakeFailed(_, let detail) = error else {
+      Issue.record("expected a handshake failure, got \(error)")
+      return
+    }
+    #expect(detail.contains("unsupported protocol"), "\(detail)")
+  }
+
+  @Test(arguments: [
+    ("relay.example", "relay.example"), ("relay.example:8443", "relay.example"),
+    ("[fd00::1]:443", "fd00::1"), ("fd00::1", "fd00::1"),
+  ])
+  func serverNameIsTheHostWithoutItsPort(_ host: String, _ expected: String) {
+    #expect(HTTPSClient.hostWithoutPort(host) == expected)
+  }
+}
+
 extension Result {
   var failure: Failure? {
     if case .failure(let error) = self { return error }
