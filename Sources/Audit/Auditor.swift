@@ -2,16 +2,62 @@
 /// groups in bounded tables: memory does not grow with the capture's length. Not thread-safe:
 /// one auditor belongs to one capture thread (or one file reader).
 public final class Auditor {
-  public let linkType: LinkType
-  public let policy: AuditPolicy
-  private let decoder: PacketDecoder
-  private var fragments = FragmentTracker()
+  /// All state lives in one struct, so a packet costs one exclusivity check, not one per field.
+  private var core: AuditorCore
+
+  public init(linkType: LinkType, policy: AuditPolicy) {
+    core = AuditorCore(linkType: linkType, policy: policy)
+  }
+
+  public var linkType: LinkType { core.linkType }
+  public var policy: AuditPolicy { core.policy }
+  public var packetCount: Int { core.statistics.packets }
+  public var controlPacketCount: Int { core.statistics.controlPackets }
+  public var leakPacketCount: Int { core.statistics.leakPackets }
+
+  /// Records why the capture cannot vouch for a pass (late start, a read error...).
+  public func noteInconclusive(_ reason: InconclusiveReason) {
+    core.notedReasons.append(reason)
+  }
+
+  /// Judges one packet. `timestamp` is nanoseconds since the Unix epoch; `wireLength` the
+  /// packet's original length; `frame` its captured bytes (valid only during the call).
+  @discardableResult
+  public func consume(timestamp: Int64, wireLength: Int, frame: UnsafeRawBufferPointer)
+    -> PacketDisposition
+  {
+    var packet = core.decoder.decode(frame)
+    return core.consume(timestamp: timestamp, wireLength: wireLength, frame: frame, packet: &packet)
+  }
+
+  /// As ``consume(timestamp:wireLength:frame:)`` with the frame already decoded (the capture
+  /// decodes once for its observer and the auditor).
+  @discardableResult
+  public func consume(
+    timestamp: Int64, wireLength: Int, frame: UnsafeRawBufferPointer,
+    packet: inout DecodedPacket
+  ) -> PacketDisposition {
+    core.consume(timestamp: timestamp, wireLength: wireLength, frame: frame, packet: &packet)
+  }
+
+  /// The report so far. `capture` carries pcap_stats for a live capture (drops make a
+  /// no-leak verdict inconclusive).
+  public func report(capture: CaptureStatistics? = nil) -> AuditReport {
+    core.report(capture: capture)
+  }
+}
+
+struct AuditorCore {
+  let linkType: LinkType
+  let policy: AuditPolicy
+  let decoder: PacketDecoder
+  var fragments = FragmentTracker()
   private var flows: FlowTable
   private var leakIndex: [LeakKey: Int] = [:]
   private var leaks: [LeakState] = []
   private var linkControl = LinkControlSummary()
-  private var statistics = AuditStatistics()
-  private var notedReasons: [InconclusiveReason] = []
+  var statistics = AuditStatistics()
+  var notedReasons: [InconclusiveReason] = []
   private var firstTimestamp: Int64?
   private var lastTimestamp: Int64 = 0
   /// The most recent flow, checked before the table: bulk traffic comes in runs.
@@ -35,7 +81,7 @@ public final class Auditor {
     var replies: Int
   }
 
-  public init(linkType: LinkType, policy: AuditPolicy) {
+  init(linkType: LinkType, policy: AuditPolicy) {
     self.linkType = linkType
     self.policy = policy
     self.decoder = PacketDecoder(linkType: linkType)
@@ -43,29 +89,7 @@ public final class Auditor {
     statistics.linkType = linkType.name
   }
 
-  public var packetCount: Int { statistics.packets }
-  public var controlPacketCount: Int { statistics.controlPackets }
-  public var leakPacketCount: Int { statistics.leakPackets }
-
-  /// Records why the capture cannot vouch for a pass (late start, a read error...).
-  public func noteInconclusive(_ reason: InconclusiveReason) {
-    notedReasons.append(reason)
-  }
-
-  /// Judges one packet. `timestamp` is nanoseconds since the Unix epoch; `wireLength` the
-  /// packet's original length; `frame` its captured bytes (valid only during the call).
-  @discardableResult
-  public func consume(timestamp: Int64, wireLength: Int, frame: UnsafeRawBufferPointer)
-    -> PacketDisposition
-  {
-    var packet = decoder.decode(frame)
-    return consume(timestamp: timestamp, wireLength: wireLength, frame: frame, packet: &packet)
-  }
-
-  /// As ``consume(timestamp:wireLength:frame:)`` with the frame already decoded (the capture
-  /// decodes once for its observer and the auditor).
-  @discardableResult
-  public func consume(
+  mutating func consume(
     timestamp: Int64, wireLength: Int, frame: UnsafeRawBufferPointer,
     packet: inout DecodedPacket
   ) -> PacketDisposition {
@@ -77,10 +101,10 @@ public final class Auditor {
     if packet.network == .undecodable { statistics.undecodablePackets += 1 }
     let payload = UnsafeRawBufferPointer(
       rebasing: frame[packet.payloadOffset..<(packet.payloadOffset + packet.payloadLength)])
-    var disposition = policy.judge(packet, payload: payload)
 
     let isIP = packet.network == .ipv4 || packet.network == .ipv6
     var flowIndex: Int?
+    var disposition: PacketDisposition
     if isIP {
       let key = FlowKey(
         proto: packet.ipProtocol, source: packet.source, destination: packet.destination,
@@ -88,36 +112,46 @@ public final class Auditor {
         destinationPort: packet.hasPorts ? packet.destinationPort : 0)
       if key == lastFlowKey {
         flowIndex = lastFlowIndex
-        disposition = flows.flows[lastFlowIndex].disposition
       } else if let index = flows.find(key) {
         flowIndex = index
         lastFlowKey = key
         lastFlowIndex = index
-        // A flow keeps the judgement of its first packet, except that a leak judgement is
-        // never softened (a flow that turns into a leak later is a leak).
-        let existing = flows.flows[index].disposition
-        if case .leak = disposition, existing != disposition {
-          flows.update(index) { $0.disposition = disposition }
-        } else {
-          disposition = existing
-        }
+      }
+      // Allowance is a property of the endpoints, so an allowed TCP or UDP flow stays allowed:
+      // its later packets skip the policy (the hot path of bulk Tor traffic).
+      let ported = packet.hasPorts && (key.proto == IPProtocolNumber.tcp || key.proto == 17)
+      if ported, let index = flowIndex, flows.flows[index].disposition == .allowed {
+        disposition = .allowed
       } else {
-        if case .leak(let leakClass) = disposition, let reverse = flows.find(key.reversed),
-          case .leak = flows.flows[reverse].disposition
-        {
-          disposition = .leakReply(leakClass)
-        }
-        let state = FlowState(
-          key: key, ipv6: packet.network == .ipv6, first: timestamp, last: timestamp, packets: 0,
-          bytes: 0, disposition: disposition)
-        if let index = flows.insert(state) {
-          flowIndex = index
-          lastFlowKey = key
-          lastFlowIndex = index
+        disposition = policy.judge(packet, payload: payload)
+        if let index = flowIndex {
+          // The flow remembers its worst judgement; packets the reverse of a leak stay replies.
+          let existing = flows.flows[index].disposition
+          if case .leakReply(let leakClass) = existing, case .leak = disposition {
+            disposition = .leakReply(leakClass)
+          } else if case .leak = disposition, existing != disposition {
+            flows.update(index) { $0.disposition = disposition }
+          }
         } else {
-          statistics.flowOverflowPackets += 1
+          if case .leak(let leakClass) = disposition, let reverse = flows.find(key.reversed),
+            case .leak = flows.flows[reverse].disposition
+          {
+            disposition = .leakReply(leakClass)
+          }
+          let state = FlowState(
+            key: key, ipv6: packet.network == .ipv6, first: timestamp, last: timestamp,
+            packets: 0, bytes: 0, disposition: disposition)
+          if let index = flows.insert(state) {
+            flowIndex = index
+            lastFlowKey = key
+            lastFlowIndex = index
+          } else {
+            statistics.flowOverflowPackets += 1
+          }
         }
       }
+    } else {
+      disposition = policy.judge(packet, payload: payload)
     }
     if let flowIndex {
       flows.update(flowIndex) {
@@ -188,7 +222,7 @@ public final class Auditor {
     Endpoint(address: packet.destination, port: packet.hasPorts ? packet.destinationPort : 0)
   }
 
-  private func recordLeak(
+  private mutating func recordLeak(
     _ leakClass: LeakClass, _ packet: DecodedPacket, _ timestamp: Int64, _ length: Int,
     _ names: [String]
   ) {
@@ -219,7 +253,9 @@ public final class Auditor {
         bytes: length, replies: 0))
   }
 
-  private func recordLeakReply(_ leakClass: LeakClass, _ packet: DecodedPacket, _ names: [String]) {
+  private mutating func recordLeakReply(
+    _ leakClass: LeakClass, _ packet: DecodedPacket, _ names: [String]
+  ) {
     let key = LeakKey(
       leakClass: leakClass, proto: packet.ipProtocol,
       destination: Endpoint(address: packet.source, port: packet.hasPorts ? packet.sourcePort : 0))
@@ -230,9 +266,7 @@ public final class Auditor {
     }
   }
 
-  /// The report so far. `capture` carries pcap_stats for a live capture (drops make a
-  /// no-leak verdict inconclusive).
-  public func report(capture: CaptureStatistics? = nil) -> AuditReport {
+  func report(capture: CaptureStatistics?) -> AuditReport {
     var reasons = notedReasons
     if let capture, capture.dropped > 0 || capture.interfaceDropped > 0 {
       reasons.append(
@@ -265,7 +299,10 @@ public final class Auditor {
       LeakRecord(
         leakClass: leak.key.leakClass,
         protocol: leak.key.proto == 255 ? "non-ip" : IPProtocolNumber.name(leak.key.proto),
-        destination: leak.key.proto == 255 ? "-" : leak.key.destination.description,
+        destination: leak.key.proto == 255
+          ? "-"
+          : (leak.key.proto == IPProtocolNumber.tcp || leak.key.proto == IPProtocolNumber.udp)
+            ? leak.key.destination.description : leak.key.destination.address.description,
         sources: leak.sources.map(\.description), names: leak.names,
         firstTime: Self.seconds(leak.first), firstOffset: Self.seconds(leak.first - origin),
         lastTime: Self.seconds(leak.last), packets: leak.packets, bytes: leak.bytes,

@@ -38,8 +38,20 @@ public final class PcapFileReader {
     handle = nil
   }
 
-  /// The byte offset of the next record, for error messages (nil for pcapng on a pipe).
-  private var offset: Int? {
+  /// Classic pcap (not pcapng): records are a 16-byte header and the captured bytes, after a
+  /// 24-byte file header, so the offset of a damaged record is known without asking the file.
+  private lazy var isClassicPcap: Bool = {
+    guard let file = FileHandle(forReadingAtPath: path) else { return false }
+    defer { try? file.close() }
+    let magic = [UInt8](file.readData(ofLength: 4))
+    return [
+      [0xA1, 0xB2, 0xC3, 0xD4], [0xD4, 0xC3, 0xB2, 0xA1], [0xA1, 0xB2, 0x3C, 0x4D],
+      [0x4D, 0x3C, 0xB2, 0xA1],
+    ].contains(magic)
+  }()
+
+  /// Where reading stopped, for pcapng files (asked once, at the error).
+  private var endOffset: Int? {
     guard let handle, let file = pcap_file(handle) else { return nil }
     let position = ftell(file)
     return position >= 0 ? position : nil
@@ -55,10 +67,11 @@ public final class PcapFileReader {
   ) throws -> Int {
     guard let handle else { throw CaptureError("\(path): reader is closed") }
     var count = 0
+    // Tracked by arithmetic, not ftell: a syscall per packet would dominate the audit.
+    var recordOffset = 24
     var header: UnsafeMutablePointer<pcap_pkthdr>?
     var data: UnsafePointer<UInt8>?
     while true {
-      let before = offset
       let result = pcap_next_ex(handle, &header, &data)
       if result == 1, let header, let data {
         let stamp =
@@ -67,11 +80,15 @@ public final class PcapFileReader {
           stamp, Int(header.pointee.len),
           UnsafeRawBufferPointer(start: data, count: Int(header.pointee.caplen)))
         count += 1
+        recordOffset += 16 + Int(header.pointee.caplen)
         continue
       }
       if result == PCAP_ERROR_BREAK { return count }
       let reason = CString.text(pcap_geterr(handle))
-      let place = before.map { "byte offset \($0)" } ?? "an unknown offset"
+      let place =
+        isClassicPcap
+        ? "byte offset \(recordOffset)"
+        : endOffset.map { "a record before byte offset \($0)" } ?? "an unknown offset"
       throw CaptureError(
         "\(path): packet \(count + 1) at \(place) is unreadable: \(reason) "
           + "(\(count) packets before it were read)")

@@ -9,6 +9,7 @@ public enum FailClosedMain {
     AuditCommand(),
     ExecCommand(),
     MockTorCommand(),
+    GenPcapCommand(),
   ]
 
   public static let overview = """
