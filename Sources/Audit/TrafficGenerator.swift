@@ -57,6 +57,11 @@ public struct TrafficGenerator {
         payload: FrameBuilder.dnsQuery(name: "printer.local")),
       FrameBuilder.tcpPacket(
         from: from, to: Endpoint(address: Self.world, port: 853), flags: 0x02),
+      FrameBuilder.udpPacket(
+        from: from, to: Endpoint(address: IPAddress("239.255.255.250")!, port: 1900),
+        payload: Array("M-SEARCH * HTTP/1.1\r\n".utf8)),
+      FrameBuilder.ip(
+        source: Self.device, destination: Self.world, proto: 47, payload: [0, 0, 8, 0]),
     ].map(frame)
     linkControl = [
       frame(

@@ -13,7 +13,8 @@ public struct GenPcapCommand: Command {
 
     Writes N packets of Tor-like TLS over TCP to three guards (two IPv4, one IPv6), both
     directions, with link control every 997 packets and one leak every --leak-every packets
-    rotating through dns, tcp, udp, icmp, ipv6, multicast (mDNS) and DNS over TLS. Prints the
+    rotating through DNS (UDP 53, mDNS, DNS over TLS), tcp, udp, icmp, ipv6, multicast (SSDP)
+    and other-protocol (GRE). Prints the
     --allow arguments that make the Tor traffic allowed, and equivalent leak filters for
     tshark and tcpdump. Timestamps start at 2023-11-14T22:13:20Z, 10 microseconds apart.
     """
