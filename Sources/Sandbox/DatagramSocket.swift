@@ -16,8 +16,7 @@ public final class DatagramSocket: @unchecked Sendable {
 
   public static func bound(to address: SocketAddress) throws -> DatagramSocket {
     let socket = try DatagramSocket(address.family)
-    var one: Int32 = 1
-    setsockopt(socket.fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+    ServiceSocket.prepare(socket.fd, family: address.family)
     let result = address.withSockAddr { bind(socket.fd, $0, $1) }
     guard result == 0 else { throw SystemError("bind(UDP \(address))") }
     return socket

@@ -2,16 +2,16 @@ import FailClosedSupport
 import Foundation
 
 /// The threads of one network service: an accept or receive loop per socket and a thread per
-/// connection, all inside one namespace. ``stop()`` ends them all (loops poll a stop flag
-/// every 100 ms; open connections are shut down).
+/// connection, all inside one namespace. ``stop()`` ends them all: it shuts down every
+/// descriptor the loops own, which wakes their poll at once. Descriptors are shut down and
+/// closed only under one lock, so a stop can never touch a number already reused elsewhere.
 public final class ServiceLoop: @unchecked Sendable {
   public let name: String
   let namespace: NetworkNamespace
   private let lock = NSLock()
   private var stopped = false
-  private var connections: [ObjectIdentifier: Socket] = [:]
-  /// Listening and datagram descriptors, shut down at stop to wake their loops' poll at once.
-  private var wakeable: [Int32] = []
+  /// Open descriptors: listeners, datagram sockets and accepted connections.
+  private var open: [Int32: () -> Void] = [:]
   private var running = 0
   private let finished = DispatchSemaphore(value: 0)
 
@@ -22,30 +22,33 @@ public final class ServiceLoop: @unchecked Sendable {
 
   var isStopped: Bool { lock.withLock { stopped } }
 
+  /// A connection handler. It may return a closer to run (under the loop's lock) instead of
+  /// closing the socket itself, for wrappers such as TLS that close the socket on their own.
+  typealias ConnectionHandler = @Sendable (Socket, SocketAddress?) -> (() -> Void)?
+
   /// Accepts connections on `listener`, handing each to `handler` on its own thread (inside the
   /// namespace, so the handler's own outgoing connections start there too).
-  func serve(_ listener: Socket, _ handler: @escaping @Sendable (Socket, SocketAddress?) -> Void)
-    throws
-  {
-    lock.withLock {
-      running += 1
-      wakeable.append(listener.fd)
+  func serve(_ listener: Socket, _ handler: @escaping ConnectionHandler) throws {
+    guard adopt(listener.fd, close: { listener.close() }) else {
+      listener.close()
+      return
     }
+    lock.withLock { running += 1 }
     try namespace.detach("\(name).accept") { [self] in
-      defer { loopEnded(closing: listener) }
+      defer { loopEnded(listener.fd) }
       while !isStopped {
         var pfd = pollfd(fd: listener.fd, events: Int16(POLLIN), revents: 0)
         guard poll(&pfd, 1, 100) > 0 else { continue }
         guard let (connection, peer) = try? listener.accept() else { continue }
         connection.setTimeouts(seconds: 30)
-        guard track(connection) else {
+        guard adopt(connection.fd, close: { connection.close() }) else {
           connection.close()
           return
         }
+        let fd = connection.fd
         try? namespace.detach("\(name).conn") { [self] in
-          handler(connection, peer)
-          untrack(connection)
-          connection.close()
+          let closer = handler(connection, peer)
+          release(fd, closer: closer)
         }
       }
     }
@@ -55,13 +58,14 @@ public final class ServiceLoop: @unchecked Sendable {
   func serve(
     _ socket: DatagramSocket, _ handler: @escaping @Sendable ([UInt8], SocketAddress) -> [UInt8]?
   ) throws {
-    lock.withLock {
-      running += 1
-      wakeable.append(socket.fd)
+    guard adopt(socket.fd, close: { socket.close() }) else {
+      socket.close()
+      return
     }
+    lock.withLock { running += 1 }
+    let fd = socket.fd
     try namespace.detach("\(name).udp") { [self] in
-      defer { loopEnded(closing: nil) }
-      defer { socket.close() }
+      defer { loopEnded(fd) }
       while !isStopped {
         guard let (bytes, peer) = try? socket.receive(timeout: 0.1), let peer else { continue }
         if let reply = handler(bytes, peer) { try? socket.send(reply, to: peer) }
@@ -69,34 +73,37 @@ public final class ServiceLoop: @unchecked Sendable {
     }
   }
 
-  private func track(_ connection: Socket) -> Bool {
+  /// Takes ownership of a descriptor; false once stopped.
+  private func adopt(_ fd: Int32, close: @escaping () -> Void) -> Bool {
     lock.withLock {
       if stopped { return false }
-      connections[ObjectIdentifier(connection)] = connection
+      open[fd] = close
       return true
     }
   }
 
-  private func untrack(_ connection: Socket) {
-    lock.withLock { _ = connections.removeValue(forKey: ObjectIdentifier(connection)) }
+  /// Closes a descriptor the service owns (once).
+  private func release(_ fd: Int32, closer: (() -> Void)? = nil) {
+    lock.withLock {
+      closer?()
+      open.removeValue(forKey: fd)?()
+    }
   }
 
-  private func loopEnded(closing listener: Socket?) {
-    listener?.close()
+  private func loopEnded(_ fd: Int32) {
+    release(fd)
     finished.signal()
   }
 
-  /// Stops every loop and shuts every open connection; waits (at most a second per loop) for
+  /// Stops every loop and shuts every open descriptor; waits (at most a second per loop) for
   /// the loops to end.
   public func stop() {
-    let (open, loops, fds): ([Socket], Int, [Int32]) = lock.withLock {
-      if stopped { return ([], 0, []) }
+    let loops: Int = lock.withLock {
+      if stopped { return 0 }
       stopped = true
-      return (Array(connections.values), running, wakeable)
+      for fd in open.keys { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+      return running
     }
-    // The loops close their own descriptors after waking, so these are still open here.
-    for fd in fds { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
-    for connection in open { _ = Glibc.shutdown(connection.fd, Int32(SHUT_RDWR)) }
     for _ in 0..<loops { _ = finished.wait(timeout: .now() + 1) }
   }
 }

@@ -71,26 +71,30 @@ public final class WorldServices: @unchecked Sendable {
         commonName: "failclosed world CA \(run.names.prefix)")
       let tls = try TLSServer(authority: authority, defaultName: "world.invalid")
       let https = SocketAddress(host: "::", port: 443)!
-      try loop.serve(try world.perform { try Socket.listen(on: https) }) { connection, _ in
-        guard let secure = try? tls.accept(connection, timeout: 10) else { return }
+      try loop.serve(try world.perform { try ServiceSocket.listen(on: https) }) { connection, _ in
+        guard let secure = try? tls.accept(connection, timeout: 10) else { return nil }
         HTTPResponder.serve(secure)
-        secure.close()
+        return { secure.close() }
       }
       let http = SocketAddress(host: "::", port: 80)!
       let echo = SocketAddress(host: "::", port: WorldServices.echoPort)!
-      try loop.serve(try world.perform { try Socket.listen(on: http) }) { connection, _ in
+      try loop.serve(try world.perform { try ServiceSocket.listen(on: http) }) { connection, _ in
         HTTPResponder.serve(connection)
+        return nil
       }
-      try loop.serve(try world.perform { try Socket.listen(on: echo) }) {
+      try loop.serve(try world.perform { try ServiceSocket.listen(on: echo) }) {
         connection, _ in
         for _ in 0..<10_000 {
-          guard let bytes = try? connection.read(), !bytes.isEmpty else { return }
-          if (try? connection.write(bytes)) == nil { return }
+          guard let bytes = try? connection.read(), !bytes.isEmpty else { return nil }
+          if (try? connection.write(bytes)) == nil { return nil }
         }
+        return nil
       }
       for guardAddress in AddressPlan.guards {
-        try loop.serve(try world.perform { try Socket.listen(on: guardAddress) }) { connection, _ in
+        try loop.serve(try world.perform { try ServiceSocket.listen(on: guardAddress) }) {
+          connection, _ in
           GuardServer.serve(connection)
+          return nil
         }
       }
     } catch {
