@@ -53,6 +53,9 @@ public struct MockTorCommand: Command {
         "time-scale", .single, valueName: "N",
         help: "run the mock's clock N times faster than real time (default 1)"),
       OptionSpec(
+        "handshake-timeout", .single, valueName: "SECONDS",
+        help: "close connections that do not finish the SOCKS handshake in time (default 30)"),
+      OptionSpec(
         "control-port", .single, valueName: "PORT",
         help: "ctor control port on 127.0.0.1 (served once TorControl lands)"),
     ]
@@ -108,6 +111,12 @@ public struct MockTorCommand: Command {
         throw UsageError("--time-scale: expected a number > 0, got '\(text)'")
       }
       configuration.clock = ScaledClock(factor: factor)
+    }
+    if let seconds = try arguments.seconds("handshake-timeout") {
+      guard seconds > 0 else {
+        throw UsageError("--handshake-timeout: expected seconds > 0, got 0")
+      }
+      configuration.handshakeTimeout = seconds
     }
     if let port = try arguments.integer("control-port", in: 1...65535) {
       guard configuration.personality == .ctor else {
