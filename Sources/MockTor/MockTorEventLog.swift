@@ -44,6 +44,11 @@ public final class MockTorEventLog: @unchecked Sendable {
     }
   }
 
+  /// The same with text fields, the shape the control port's log hook hands over.
+  public func record(_ event: String, time: Double, strings fields: [String: String]) {
+    record(event, time: time, fields.mapValues { JSONValue.string($0) })
+  }
+
   /// Records so far, oldest first.
   public var events: [[String: JSONValue]] { lock.withLock { records } }
 

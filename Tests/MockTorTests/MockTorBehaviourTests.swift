@@ -270,3 +270,28 @@ final class Mutex<Value>: @unchecked Sendable {
   init(_ value: Value) { self.value = value }
   func withLock<R>(_ body: (inout Value) -> R) -> R { lock.withLock { body(&value) } }
 }
+
+@Suite struct MockTorEventLogTests {
+  @Test func writesOneJSONObjectPerLine() throws {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "events-\(UUID()).jsonl"
+    ).path
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let log = try MockTorEventLog(path: path)
+    log.record("socks", time: 1.5, ["destination": "web.test", "raw_ip": false])
+    log.record("control", time: 2, strings: ["command": "GETINFO"])
+    let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+    #expect(lines.count == 2)
+    #expect(lines[0] == #"{"destination":"web.test","event":"socks","raw_ip":false,"time":1.5}"#)
+    #expect(log.events("control").first?["command"] == "GETINFO")
+  }
+
+  @Test func unwritablePathIsNamed() {
+    #expect(
+      throws: MockTorError.eventLog(
+        path: "/nonexistent/dir/x.jsonl", reason: "cannot create the file")
+    ) {
+      try MockTorEventLog(path: "/nonexistent/dir/x.jsonl")
+    }
+  }
+}
