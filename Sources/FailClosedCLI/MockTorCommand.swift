@@ -57,7 +57,10 @@ public struct MockTorCommand: Command {
         help: "close connections that do not finish the SOCKS handshake in time (default 30)"),
       OptionSpec(
         "control-port", .single, valueName: "PORT",
-        help: "ctor control port on 127.0.0.1 (served once TorControl lands)"),
+        help: "ctor: serve a Tor control port on 127.0.0.1:PORT"),
+      OptionSpec(
+        "control-auth", .single, valueName: "none|password:SECRET|cookie:FILE",
+        help: "control port authentication (default none; cookie:FILE writes a 32-byte cookie)"),
     ]
   }
 
@@ -123,6 +126,8 @@ public struct MockTorCommand: Command {
         throw UsageError("--control-port: the arti personality has no control port")
       }
       configuration.controlPort = UInt16(port)
+    } else if arguments.value("control-auth") != nil {
+      throw UsageError("--control-auth: needs --control-port")
     }
     return configuration
   }
@@ -134,6 +139,13 @@ public struct MockTorCommand: Command {
     let configuration = try Self.configuration(from: arguments)
     let mock = try MockTor(configuration)
     try mock.start()
+    let control: ControlPortService?
+    do { control = try Self.startControlPort(arguments, configuration, mock) } catch {
+      mock.stop()
+      throw error
+    }
+    defer { control?.stop() }
+    if let control { print("mock-tor: control port on \(control.address)") }
     let listening =
       configuration.personality == .ctor
       ? "SOCKS on \(mock.socksAddress?.description ?? "?")"
@@ -143,6 +155,34 @@ public struct MockTorCommand: Command {
     mock.stop()
     print("mock-tor: stopped on \(signal)")
     return ExitCode.pass
+  }
+
+  /// The ctor control port, when --control-port is given: bootstrap steps and commands go to the
+  /// mock's event log ("control_bootstrap", "control"); SIGNAL SHUTDOWN (HALT, TERM, INT) ends
+  /// the process the way Ctrl-C does.
+  static func startControlPort(
+    _ arguments: ParsedArguments, _ configuration: MockTorConfiguration, _ mock: MockTor
+  ) throws -> ControlPortService? {
+    guard let port = configuration.controlPort else { return nil }
+    let eventLog = mock.eventLog
+    let service: ControlPortService
+    do {
+      service = try ControlPortService(
+        port: port, auth: arguments.value("control-auth") ?? "none",
+        plan: arguments.value("bootstrap-plan") ?? configuration.bootstrapPlan.description,
+        clock: configuration.clock,
+        socksListeners: mock.socksAddress.map { [$0.description] } ?? [],
+        log: { event, time, fields in
+          eventLog.record(event, time: time, fields.mapValues { .string($0) })
+        },
+        onSignal: { name in
+          if BootstrapDriver.exitSignals.contains(name) { kill(getpid(), SIGTERM) }
+        })
+    } catch let error as ControlPortServiceError {
+      throw UsageError(error.description)
+    }
+    service.start()
+    return service
   }
 }
 

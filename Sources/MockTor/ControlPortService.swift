@@ -5,7 +5,7 @@ import TorControl
 /// A ctor control port ready to run from text options (what `failclosed mock-tor
 /// --control-port PORT --control-auth SPEC` hands over): a ``BootstrapDriver`` for the plan,
 /// a ``ControlPortListener`` on 127.0.0.1:PORT, and every bootstrap step and control command
-/// reported to `log` as ("bootstrap" | "control", plan time, fields).
+/// reported to `log` as ("control_bootstrap" | "control", time, fields).
 public final class ControlPortService: @unchecked Sendable {
   public typealias Log =
     @Sendable (_ event: String, _ time: Double, _ fields: [String: String]) ->
@@ -37,14 +37,15 @@ public final class ControlPortService: @unchecked Sendable {
     } catch {
       throw ControlPortServiceError(option: "control-auth", message: "\(error)")
     }
+    let origin = clock.now
     let hooks = BootstrapDriver.Hooks(
       event: { event in
         guard let log else { return }
-        log("bootstrap", event.time, ControlPortService.fields(for: event))
+        log("control_bootstrap", event.time, ControlPortService.fields(for: event))
       },
       command: { record, peer in
         log?(
-          "control", clock.now,
+          "control", clock.now - origin,
           [
             "command": record.keyword, "arguments": record.arguments,
             "reply": String(record.replyCode), "peer": peer?.description ?? "?",

@@ -193,6 +193,8 @@ import TorControl
         $0.0 == "control" && $0.1["command"] == "SIGNAL" && $0.1["arguments"] == "NEWNYM"
       })
     #expect(
-      logged.contains { $0.0 == "bootstrap" && $0.1["tag"] == "done" && $0.1["progress"] == "100" })
+      logged.contains {
+        $0.0 == "control_bootstrap" && $0.1["tag"] == "done" && $0.1["progress"] == "100"
+      })
   }
 }
