@@ -107,4 +107,31 @@ import Testing
     #expect(auditor.packetCount == judged)
     #expect(auditor.report().verdict == .leak)
   }
+
+  /// Random bytes behind valid-looking headers of every link type never trap (a seeded
+  /// generator, so a failure reproduces).
+  @Test(arguments: CanaryTests.linkTypes)
+  func randomFramesNeverCrash(linkType: LinkType) {
+    var state: UInt64 = 0x9E37_79B9_7F4A_7C15 ^ UInt64(linkType.rawValue)
+    func next() -> UInt64 {
+      state ^= state << 13
+      state ^= state >> 7
+      state ^= state << 17
+      return state
+    }
+    let auditor = Auditor(linkType: linkType, policy: Fixtures.policy)
+    let seeds = Fixtures.canaries.map(\.2) + Fixtures.torFlow
+    for round in 0..<5000 {
+      var frame = FrameBuilder.frame(linkType, ip: seeds[round % seeds.count])
+      // Flip a few bytes anywhere (headers included), then cut at a random length.
+      for _ in 0..<(1 + Int(next() % 4)) {
+        frame[Int(next() % UInt64(frame.count))] = UInt8(truncatingIfNeeded: next())
+      }
+      let cut = Array(frame.prefix(Int(next() % UInt64(frame.count + 1))))
+      cut.withUnsafeBytes {
+        _ = auditor.consume(timestamp: Int64(round), wireLength: 1500, frame: $0)
+      }
+    }
+    #expect(auditor.packetCount == 5000)
+  }
 }
