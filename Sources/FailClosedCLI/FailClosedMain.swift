@@ -10,6 +10,7 @@ public enum FailClosedMain {
     ExecCommand(),
     MockTorCommand(),
     GenPcapCommand(),
+    AppCommand(),
   ]
 
   public static let overview = """

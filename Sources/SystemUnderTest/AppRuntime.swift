@@ -15,6 +15,7 @@ import Foundation
     public var directoryURL: String
     public var jitterSeed: UInt64
     public var locationPermissionAuthorized: Bool
+    public var builtInRelays: [String] = NostrRelaySettings.builtInRelays
 
     public init(
       profile: SUTProfile, backend: any TorBackend, probe: any SocksProbe,
@@ -80,7 +81,8 @@ import Foundation
         awaitTorReady: { completion in tor.awaitReady(completion: completion) },
         makeSession: { urlSession.session },
         jitterUnit: { [unowned self] in self.random.nextUnit() }),
-      settings: settings, scheduler: scheduler, log: log)
+      settings: settings, scheduler: scheduler, log: log,
+      builtInRelays: configuration.builtInRelays)
     directory = GeoRelayDirectory(
       dependencies: .init(
         store: store, remoteURL: configuration.directoryURL,

@@ -78,11 +78,14 @@
   private let scheduler: any AppScheduler
   private let log: AppEventLog
   public private(set) var defaultRelays: [String] = []
+  /// bitchat's four built-in relays, or the harness's stand-ins for them.
+  public let builtInRelays: [String]
 
   public init(
     dependencies: Dependencies, settings: NostrRelaySettings, scheduler: any AppScheduler,
-    log: AppEventLog
+    log: AppEventLog, builtInRelays: [String] = NostrRelaySettings.builtInRelays
   ) {
+    self.builtInRelays = builtInRelays.compactMap { NostrRelayURL.normalized($0) }
     self.dependencies = dependencies
     self.settings = settings
     self.scheduler = scheduler
@@ -104,7 +107,7 @@
   /// Built-ins then custom relays; the relay list follows (added ones appended).
   public func reloadDefaultRelays() {
     var seen = Set<String>()
-    defaultRelays = (NostrRelaySettings.builtInRelays + settings.customRelays()).filter {
+    defaultRelays = (builtInRelays + settings.customRelays()).filter {
       seen.insert($0).inserted
     }
     var existing = Set(relays.map(\.url))
@@ -116,7 +119,7 @@
 
   /// Adds a relay by hand and connects to it (NostrRelaySettings.didChangeNotification).
   public func addRelay(_ raw: String) -> Result<String, NostrRelaySettings.AddFailure> {
-    let result = settings.add(raw)
+    let result = settings.add(raw, builtIn: Set(builtInRelays))
     switch result {
     case .success(let url):
       log.record(.relay, ["relay": .string(url), "phase": "added"])

@@ -1,0 +1,119 @@
+import FailClosedSupport
+import Foundation
+import SystemUnderTest
+
+/// `failclosed app`: runs the model of bitchat's Tor layer through timed actions and prints
+/// every event as a JSON line on stdout (docs/app-driver.md).
+public struct AppCommand: Command {
+  public init() {}
+  public let name = "app"
+  public let summary = "run the modelled app (bitchat's Tor layer) through timed actions"
+  public let usage = """
+    Usage: failclosed app --actions FILE|- [--profile bitchat|hardened|naive-port]
+                          [--backend arti|simulated] [--time-scale N] [--state-dir DIR]
+                          [--socks HOST:PORT] [--directory-url URL] [--relay URL]...
+
+    Reads timed actions (JSON lines or a JSON array; see docs/app-driver.md) and prints each
+    state change, notification, socket opened and request as a JSON line with its virtual time.
+    """
+  public let options: [OptionSpec] = [
+    OptionSpec("actions", .single, valueName: "FILE|-", help: "the actions file, - for stdin"),
+    OptionSpec(
+      "profile", .single, valueName: "NAME", help: "bitchat (default), hardened or naive-port"),
+    OptionSpec(
+      "backend", .single, valueName: "NAME",
+      help: "arti (the mock at --socks, default) or simulated (no network)"),
+    OptionSpec("time-scale", .single, valueName: "N", help: "virtual seconds per real second"),
+    OptionSpec("state-dir", .single, valueName: "DIR", help: "preferences and directory cache"),
+    OptionSpec("socks", .single, valueName: "HOST:PORT", help: "SOCKS endpoint (127.0.0.1:39050)"),
+    OptionSpec("directory-url", .single, valueName: "URL", help: "the geo relay directory CSV"),
+    OptionSpec("relay", .repeated, valueName: "URL", help: "replaces the four built-in relays"),
+    OptionSpec("ca", .single, valueName: "FILE", help: "PEM trust anchors for HTTPS/wss"),
+    OptionSpec(
+      "bootstrap-seconds", .single, valueName: "S",
+      help: "simulated backend: bootstrap time, 'never' for a stall"),
+    OptionSpec("seed", .single, valueName: "N", help: "jitter seed (default 1)"),
+  ]
+
+  public func run(_ arguments: ParsedArguments) async throws -> Int32 {
+    guard let actionsPath = arguments.value("actions") else {
+      throw UsageError("--actions is required (a file, or - for stdin)")
+    }
+    var options = AppDriver.Options()
+    if let profile = arguments.value("profile") {
+      guard let value = AppDriver.Profile(rawValue: profile) else {
+        throw UsageError("--profile: expected bitchat, hardened or naive-port, got '\(profile)'")
+      }
+      options.profile = value
+    }
+    if let backend = arguments.value("backend") {
+      guard let value = AppDriver.Backend(rawValue: backend) else {
+        throw UsageError("--backend: expected arti or simulated, got '\(backend)'")
+      }
+      options.backend = value
+    }
+    if let scale = arguments.value("time-scale") {
+      guard let value = Double(scale), value > 0, value.isFinite else {
+        throw UsageError("--time-scale: expected a number > 0, got '\(scale)'")
+      }
+      options.timeScale = value
+    }
+    options.stateDirectory = arguments.value("state-dir")
+    if let socks = arguments.value("socks") {
+      guard let address = SocketAddress(socks) else {
+        throw UsageError("--socks: expected HOST:PORT with an IP address, got '\(socks)'")
+      }
+      options.socks = address
+    }
+    if let url = arguments.value("directory-url") { options.directoryURL = url }
+    for relay in arguments.all("relay") {
+      guard NostrRelayURL.normalized(relay) != nil else {
+        throw UsageError("--relay: '\(relay)' is not a ws:// or wss:// URL")
+      }
+    }
+    options.relays = arguments.all("relay")
+    options.trustPEMPath = arguments.value("ca")
+    if let text = arguments.value("bootstrap-seconds") {
+      if text == "never" {
+        options.bootstrapSeconds = nil
+      } else {
+        guard let seconds = Double(text), seconds >= 0 else {
+          throw UsageError("--bootstrap-seconds: expected seconds or 'never', got '\(text)'")
+        }
+        options.bootstrapSeconds = seconds
+      }
+    }
+    if let seed = arguments.value("seed") {
+      guard let value = UInt64(seed) else { throw UsageError("--seed: expected an integer") }
+      options.jitterSeed = value
+    }
+    let text: String
+    if actionsPath == "-" {
+      text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+    } else {
+      guard let data = FileManager.default.contents(atPath: actionsPath) else {
+        throw UsageError("--actions: cannot read '\(actionsPath)'")
+      }
+      text = String(decoding: data, as: UTF8.self)
+    }
+    let actions: [AppAction]
+    do {
+      actions = try AppAction.parseFile(text, name: actionsPath == "-" ? "stdin" : actionsPath)
+    } catch let error as AppActionError {
+      throw UsageError(error.description)
+    }
+    let output = LineWriter()
+    try await AppDriver.run(actions: actions, options: options) { event in
+      output.write(event.jsonLine)
+    }
+    return ExitCode.pass
+  }
+}
+
+/// Writes whole lines to stdout, one at a time, flushed (the scenario runner reads them live).
+final class LineWriter: @unchecked Sendable {
+  private let lock = NSLock()
+  func write(_ line: String) {
+    lock.withLock { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+  }
+}

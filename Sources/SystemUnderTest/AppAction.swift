@@ -1,0 +1,152 @@
+import Foundation
+
+/// One timed step of an app run: the action format `failclosed app --actions` reads
+/// (docs/app-driver.md). A file is JSON lines (one object per line; blank lines and lines
+/// starting with # are skipped) or one JSON array of the same objects. Each object has
+/// `action` and optionally `at` (virtual seconds since launch; the driver waits until then)
+/// plus the action's argument:
+///
+///     {"at": 0, "action": "start"}
+///     {"action": "wait", "seconds": 80}
+///     {"at": 90, "action": "set-preference", "value": "off"}
+///     {"action": "add-relay", "url": "wss://relay.example"}
+///     {"action": "send-message", "text": "hello"}
+///     {"action": "path-change", "status": "unsatisfied"}
+public struct AppAction: Sendable, Equatable {
+  public enum Kind: Sendable, Equatable {
+    case start
+    case foreground
+    case background
+    case setPreference(Bool)
+    case revokeActivation
+    case grantActivation
+    /// An NWPathMonitor update; `satisfied` false is an unsatisfied path.
+    case pathChange(satisfied: Bool)
+    case addRelay(String)
+    case sendMessage(String)
+    case refreshDirectory
+    case wait(Double)
+
+    public var name: String {
+      switch self {
+      case .start: return "start"
+      case .foreground: return "foreground"
+      case .background: return "background"
+      case .setPreference: return "set-preference"
+      case .revokeActivation: return "revoke-activation"
+      case .grantActivation: return "grant-activation"
+      case .pathChange: return "path-change"
+      case .addRelay: return "add-relay"
+      case .sendMessage: return "send-message"
+      case .refreshDirectory: return "refresh-directory"
+      case .wait: return "wait"
+      }
+    }
+
+    public var argument: String? {
+      switch self {
+      case .setPreference(let on): return on ? "on" : "off"
+      case .pathChange(let satisfied): return satisfied ? "satisfied" : "unsatisfied"
+      case .addRelay(let url): return url
+      case .sendMessage(let text): return text
+      case .wait(let seconds): return String(seconds)
+      default: return nil
+      }
+    }
+  }
+
+  public var at: Double?
+  public var kind: Kind
+
+  public init(at: Double? = nil, _ kind: Kind) {
+    self.at = at
+    self.kind = kind
+  }
+
+  /// Parses an actions file; errors name the file, line and field.
+  public static func parseFile(_ text: String, name: String) throws -> [AppAction] {
+    let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+    if trimmed.hasPrefix("[") {
+      guard let array = try? JSONSerialization.jsonObject(with: Data(trimmed.utf8)) as? [Any] else {
+        throw AppActionError("\(name): not a JSON array of action objects")
+      }
+      return try array.enumerated().map { index, element in
+        guard let object = element as? [String: Any] else {
+          throw AppActionError("\(name): element \(index): not an object")
+        }
+        return try parse(object, place: "\(name): element \(index)")
+      }
+    }
+    var actions: [AppAction] = []
+    for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false)
+      .enumerated()
+    {
+      let line = rawLine.trimmingCharacters(in: .whitespaces)
+      if line.isEmpty || line.hasPrefix("#") { continue }
+      let place = "\(name):\(index + 1)"
+      guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+      else { throw AppActionError("\(place): not a JSON object") }
+      actions.append(try parse(object, place: place))
+    }
+    return actions
+  }
+
+  static func parse(_ object: [String: Any], place: String) throws -> AppAction {
+    guard let name = object["action"] as? String else {
+      throw AppActionError("\(place): field 'action' missing or not a string")
+    }
+    var at: Double?
+    if let value = object["at"] {
+      guard let number = (value as? NSNumber)?.doubleValue, number >= 0, number.isFinite else {
+        throw AppActionError("\(place): field 'at' must be a number of seconds >= 0")
+      }
+      at = number
+    }
+    func string(_ field: String) throws -> String {
+      guard let value = object[field] as? String, !value.isEmpty else {
+        throw AppActionError("\(place): action '\(name)' needs a string field '\(field)'")
+      }
+      return value
+    }
+    let kind: Kind
+    switch name {
+    case "start": kind = .start
+    case "foreground": kind = .foreground
+    case "background": kind = .background
+    case "set-preference":
+      switch try string("value") {
+      case "on": kind = .setPreference(true)
+      case "off": kind = .setPreference(false)
+      case let other:
+        throw AppActionError("\(place): field 'value' must be 'on' or 'off', got '\(other)'")
+      }
+    case "revoke-activation": kind = .revokeActivation
+    case "grant-activation": kind = .grantActivation
+    case "path-change":
+      let status = object["status"] as? String ?? "satisfied"
+      guard status == "satisfied" || status == "unsatisfied" else {
+        throw AppActionError("\(place): field 'status' must be 'satisfied' or 'unsatisfied'")
+      }
+      kind = .pathChange(satisfied: status == "satisfied")
+    case "add-relay": kind = .addRelay(try string("url"))
+    case "send-message": kind = .sendMessage(try string("text"))
+    case "refresh-directory": kind = .refreshDirectory
+    case "wait":
+      guard let seconds = (object["seconds"] as? NSNumber)?.doubleValue, seconds >= 0,
+        seconds.isFinite
+      else { throw AppActionError("\(place): action 'wait' needs a number field 'seconds' >= 0") }
+      kind = .wait(seconds)
+    default:
+      throw AppActionError(
+        "\(place): unknown action '\(name)' (start, foreground, background, set-preference, "
+          + "revoke-activation, grant-activation, path-change, add-relay, send-message, "
+          + "refresh-directory, wait)")
+    }
+    return AppAction(at: at, kind)
+  }
+}
+
+public struct AppActionError: Error, CustomStringConvertible, Sendable {
+  public let description: String
+  public init(_ description: String) { self.description = description }
+}

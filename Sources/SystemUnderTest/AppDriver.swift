@@ -1,0 +1,162 @@
+import FailClosedSupport
+import Foundation
+import TLS
+
+/// Runs the modelled app through timed actions and reports every event: the library side of
+/// `failclosed app` (docs/app-driver.md).
+public enum AppDriver {
+  public enum Profile: String, Sendable, CaseIterable {
+    case bitchat
+    case hardened
+    /// bitchat's rules with Foundation's URLSession as the Tor session (leaks on Linux).
+    case naivePort = "naive-port"
+
+    public var rules: SUTProfile { self == .hardened ? .hardened : .bitchat }
+  }
+
+  public enum Backend: String, Sendable, CaseIterable {
+    /// No network: Arti's behaviour on the app's clock (bootstrap after N seconds).
+    case simulated
+    /// Arti reached at --socks: SOCKS binds only once bootstrapped (the mock's arti
+    /// personality, run by the harness).
+    case arti
+  }
+
+  public struct Options: Sendable {
+    public var profile: Profile = .bitchat
+    public var backend: Backend = .arti
+    public var timeScale: Double = 1
+    public var stateDirectory: String?
+    public var socks = SocketAddress("127.0.0.1:39050")!
+    public var directoryURL = GeoRelayDirectory.defaultRemoteURL
+    public var relays: [String] = []
+    /// PEM file of the CA the world's HTTPS hosts use; nil means Debian's store.
+    public var trustPEMPath: String?
+    /// Simulated backend only: seconds to bootstrap, nil for never.
+    public var bootstrapSeconds: Double? = 5
+    public var jitterSeed: UInt64 = 1
+    public init() {}
+  }
+
+  /// Runs `actions` in order and returns when the last one is done.
+  public static func run(
+    actions: [AppAction], options: Options, sink: @escaping @Sendable (AppEvent) -> Void
+  ) async throws {
+    let clock = ScaledClock(factor: options.timeScale)
+    try await run(actions: actions, options: options, clock: clock, sink: sink)
+  }
+
+  /// The same on any clock (a ``VirtualScheduler`` in tests).
+  public static func run(
+    actions: [AppAction], options: Options, clock: any HarnessClock,
+    sink: @escaping @Sendable (AppEvent) -> Void
+  ) async throws {
+    let store: KeyValueStore
+    if let directory = options.stateDirectory {
+      try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+      store = try KeyValueStore(path: directory + "/preferences.json")
+    } else {
+      store = KeyValueStore()
+    }
+    let trust: TLSTrust
+    if let path = options.trustPEMPath {
+      guard let pem = try? String(contentsOfFile: path, encoding: .utf8) else {
+        throw AppActionError("--ca \(path): cannot read the PEM file")
+      }
+      trust = .pem(pem)
+    } else {
+      trust = .system
+    }
+    let tls = try TLSClient(trust: trust)
+    // Virtual time 0 is now, after the slow setup (the trust store).
+    let log = AppEventLog(clock: clock, sink: sink)
+    let origin = clock.now
+    let runtime = await makeRuntime(
+      options: options, clock: clock, log: log, store: store, tls: tls)
+    for action in actions {
+      if let at = action.at {
+        let wait = at - (clock.now - origin)
+        if wait > 0 { try await clock.sleep(seconds: wait) }
+      }
+      await perform(action.kind, on: runtime)
+    }
+    log.record(.action, ["action": "end"])
+  }
+
+  @AppActor static func makeRuntime(
+    options: Options, clock: any HarnessClock, log: AppEventLog, store: KeyValueStore,
+    tls: TLSClient
+  ) -> AppRuntime {
+    let scheduler: any AppScheduler = (clock as? VirtualScheduler) ?? ClockScheduler(clock: clock)
+    let backend: any TorBackend
+    let probe: any SocksProbe
+    switch options.backend {
+    case .simulated:
+      let arti = SimulatedArti(scheduler: scheduler, bootstrapSeconds: options.bootstrapSeconds)
+      backend = arti
+      probe = arti
+    case .arti:
+      backend = ExternalArtiBackend(socks: options.socks, scheduler: scheduler)
+      probe = SocketSocksProbe(log: log, timeScale: options.timeScale)
+    }
+    let scale = options.timeScale
+    let socks = options.socks
+    let makeTor: @AppActor () -> NetworkSession
+    if options.profile == .naivePort {
+      makeTor = {
+        NaiveURLSession(
+          socksHost: socks.host, socksPort: Int(socks.port), log: log, timeScale: scale)
+      }
+    } else {
+      makeTor = {
+        StreamSession(
+          connector: TorStreamConnector(socksEndpoint: socks, log: log), tls: tls, log: log,
+          timeScale: scale)
+      }
+    }
+    var configuration = AppRuntime.Configuration(
+      profile: options.profile.rules, backend: backend, probe: probe, makeTorSession: makeTor,
+      makeDirectSession: {
+        StreamSession(
+          connector: DirectStreamConnector(log: log), tls: tls, log: log, timeScale: scale)
+      }, store: store, stateDirectory: options.stateDirectory,
+      directoryURL: options.directoryURL, jitterSeed: options.jitterSeed)
+    if !options.relays.isEmpty { configuration.builtInRelays = options.relays }
+    log.record(
+      .state,
+      [
+        "component": "app", "field": "profile", "value": .string(options.profile.rawValue),
+        "backend": .string(options.backend.rawValue), "torEnforced": .bool(TorManager.torEnforced),
+      ])
+    return AppRuntime(configuration: configuration, scheduler: scheduler, log: log)
+  }
+
+  @AppActor static func perform(_ kind: AppAction.Kind, on runtime: AppRuntime) async {
+    var fields: [String: EventValue] = ["action": .string(kind.name)]
+    if let argument = kind.argument { fields["argument"] = .string(argument) }
+    runtime.log.record(.action, fields)
+    switch kind {
+    case .start: runtime.launch()
+    case .foreground: runtime.enterForeground()
+    case .background: runtime.enterBackground()
+    case .setPreference(let on): runtime.activation.setUserTorEnabled(on)
+    case .revokeActivation: runtime.activation.setLocationPermission(authorized: false)
+    case .grantActivation: runtime.activation.setLocationPermission(authorized: true)
+    case .pathChange(let satisfied): runtime.pathChanged(satisfied: satisfied)
+    case .addRelay(let url): _ = runtime.relays.addRelay(url)
+    case .sendMessage(let text): runtime.sendMessage(text)
+    case .refreshDirectory: runtime.refreshDirectory()
+    case .wait(let seconds):
+      try? await runtime.scheduler.sleepOnClock(seconds)
+    }
+  }
+}
+
+extension AppScheduler {
+  /// Sleeps `seconds` of the app's clock.
+  @AppActor func sleepOnClock(_ seconds: Double) async throws {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      schedule(after: seconds) { continuation.resume() }
+    }
+  }
+}

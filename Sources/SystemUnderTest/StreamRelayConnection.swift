@@ -1,0 +1,148 @@
+import FailClosedSupport
+import Foundation
+import HTTPCodec
+import TLS
+
+/// A relay WebSocket over a ``StreamConnector``: TCP (or SOCKS), TLS for wss, the RFC 6455
+/// upgrade, then text frames both ways. Reads run on a dedicated thread; writes on a serial
+/// queue; events come back on the app actor.
+@AppActor final class StreamRelayConnection: RelayConnection {
+  private let url: String
+  private let connector: any StreamConnector
+  private let tls: TLSClient?
+  private let timeout: Double
+  private let log: AppEventLog
+  private let box = StreamBox()
+  private let writer = DispatchQueue(label: "failclosed.relay.write")
+  private var stream: (any ByteStream)?
+  private var events: (@AppActor (RelayConnectionEvent) -> Void)?
+  private var finished = false
+
+  init(
+    url: String, connector: any StreamConnector, tls: TLSClient?, timeout: Double, log: AppEventLog
+  ) {
+    self.url = url
+    self.connector = connector
+    self.tls = tls
+    self.timeout = timeout
+    self.log = log
+  }
+
+  func resume(events: @escaping @AppActor (RelayConnectionEvent) -> Void) {
+    self.events = events
+    guard let target = HTTPTarget(url) else {
+      deliver(.failed(.badServerResponse("unsupported URL")))
+      return
+    }
+    let connector = self.connector
+    let tls = self.tls
+    let timeout = self.timeout
+    let box = self.box
+    let url = self.url
+    BlockingIO.detach("failclosed.relay") {
+      let stream: any ByteStream
+      var leftover: [UInt8] = []
+      do {
+        stream = try HTTPStream.open(
+          target, connector: connector, tls: tls, timeout: timeout, purpose: "relay",
+          register: { box.add($0) })
+        leftover = try Self.upgrade(target, on: stream)
+      } catch let failure as NetworkFailure {
+        Task { @AppActor in self.deliver(.failed(failure)) }
+        return
+      } catch {
+        Task { @AppActor in self.deliver(.failed(.connection("\(error)"))) }
+        return
+      }
+      Task { @AppActor in
+        self.stream = stream
+        self.deliver(.connected)
+      }
+      var decoder = WebSocketMessageDecoder(role: .client)
+      var pending = leftover
+      while !box.isClosed {
+        do {
+          let messages = try decoder.parse(pending)
+          pending = []
+          for message in messages {
+            switch message {
+            case .text(let text): Task { @AppActor in self.deliver(.message(text)) }
+            case .ping(let payload):
+              try stream.write(WebSocketFrame.pong(payload).encoded(maskingKey: Self.mask()))
+            case .close:
+              Task { @AppActor in self.deliver(.failed(.connection("closed by \(url)"))) }
+              return
+            default: break
+            }
+          }
+          let chunk = try stream.read(max: 65536)
+          if chunk.isEmpty {
+            Task { @AppActor in self.deliver(.failed(.connection("closed by \(url)"))) }
+            return
+          }
+          pending = chunk
+        } catch {
+          Task { @AppActor in self.deliver(.failed(.connection("\(error)"))) }
+          return
+        }
+      }
+    }
+  }
+
+  nonisolated static func mask() -> [UInt8] { (0..<4).map { _ in UInt8.random(in: 0...255) } }
+
+  /// Sends the upgrade request and checks the 101; returns bytes read past the head.
+  nonisolated static func upgrade(_ target: HTTPTarget, on stream: any ByteStream) throws
+    -> [UInt8]
+  {
+    let key = WebSocketHandshake.key(nonce: (0..<16).map { _ in UInt8.random(in: 0...255) })
+    let request = WebSocketHandshake.clientRequest(
+      host: target.hostHeader, target: target.path, key: key)
+    try stream.write(try request.encoded())
+    var parser = HTTPResponseParser(requestMethod: "GET")
+    for _ in 0..<64 {
+      let chunk = try stream.read(max: 16384)
+      guard !chunk.isEmpty else { throw NetworkFailure.connection("closed during upgrade") }
+      for event in try parser.parse(chunk) {
+        if case .head(let head) = event {
+          guard head.status == 101 else {
+            throw NetworkFailure.badServerResponse("upgrade answered \(head.status)")
+          }
+          do {
+            try WebSocketHandshake.verifyServerResponse(head, key: key)
+          } catch {
+            throw NetworkFailure.badServerResponse("\(error)")
+          }
+          return parser.takeUpgradedBytes()
+        }
+      }
+    }
+    throw NetworkFailure.badServerResponse("no upgrade response")
+  }
+
+  private func deliver(_ event: RelayConnectionEvent) {
+    guard !finished else { return }
+    if case .failed = event {
+      finished = true
+      box.closeAll()
+    }
+    events?(event)
+  }
+
+  func send(_ text: String, completion: @escaping @AppActor (Bool) -> Void) {
+    guard let stream, !finished else {
+      completion(false)
+      return
+    }
+    let bytes = WebSocketFrame.text(text).encoded(maskingKey: Self.mask())
+    writer.async {
+      let ok = (try? stream.write(bytes)) != nil
+      Task { @AppActor in completion(ok) }
+    }
+  }
+
+  func cancel() {
+    finished = true
+    box.closeAll()
+  }
+}
