@@ -57,23 +57,19 @@ public enum SandboxExec {
   }
 
   /// How a Tor stand-in is started in the device: given the run, start it (its SOCKS port on
-  /// 127.0.0.1:39050 inside the device) and return how to stop it. The default is
-  /// ``defaultTorStarter``; tests and the system-under-test lane may pass their own.
+  /// 127.0.0.1:39050 inside the device) and return how to stop it. The default is the mock Tor
+  /// (``mockTorStarter(resolvable:)``); the system-under-test lane may pass its own.
   public typealias TorStarter = @Sendable (SandboxRun) throws -> @Sendable () -> Void
 
-  /// Set by a module that provides the mock Tor (nil: `tor` mode is a setup error).
-  nonisolated(unsafe) public static var defaultTorStarter: TorStarter?
-
+  /// Runs the command. `torStarter` replaces the mock Tor (the hook for the system under
+  /// test's own Tor transport, or a real tor client).
   public static func run(_ options: Options, torStarter: TorStarter? = nil) async throws -> Result {
     try await BlockingIO.run("failclosed.exec") {
-      try runBlocking(options, torStarter: torStarter ?? defaultTorStarter)
+      try runBlocking(options, torStarter: torStarter ?? mockTorStarter())
     }
   }
 
-  static func runBlocking(_ options: Options, torStarter: TorStarter?) throws -> Result {
-    if options.tor && torStarter == nil {
-      throw SystemError("exec: no Tor stand-in is available (use --no-tor)", code: ENOSYS)
-    }
+  static func runBlocking(_ options: Options, torStarter: TorStarter) throws -> Result {
     let run = try SandboxRun.createBlocking()
     defer { run.teardown() }
     try run.startWorld()
@@ -105,7 +101,7 @@ public enum SandboxExec {
     defer { if !captureStopped { _ = capture.stop() } }
     try sendPositiveControl(run, probe: probe, capture: capture)
 
-    if options.tor, let torStarter {
+    if options.tor {
       let stop = try torStarter(run)
       run.recordService("tor") { stop() }
     }

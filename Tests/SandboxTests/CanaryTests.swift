@@ -49,10 +49,60 @@ struct CanaryTests {
       leakClass: .tcp),
   ]
 
-  static func exec(_ command: [String], tor: Bool = false) async throws -> SandboxExec.Result {
+  static func exec(_ command: [String], tor: Bool = false, output: String = "/dev/null")
+    async throws -> SandboxExec.Result
+  {
     try await SandboxExec.run(
       SandboxExec.Options(
-        command: command, tor: tor, grace: 0.3, timeout: 20, commandOutput: "/dev/null"))
+        command: command, tor: tor, grace: 0.3, timeout: 20, commandOutput: output),
+      torStarter: SandboxExec.mockTorStarter(resolvable: ["example.org"]))
+  }
+
+  /// A proxychains4 configuration pointing at the mock Tor, with or without proxy_dns.
+  static func proxychainsConfig(proxyDNS: Bool) throws -> String {
+    let path = NSTemporaryDirectory() + "fc-proxychains-\(proxyDNS ? "on" : "off")-\(getpid()).conf"
+    let text =
+      "strict_chain\n" + (proxyDNS ? "proxy_dns\nremote_dns_subnet 224\n" : "")
+      + "tcp_read_time_out 15000\ntcp_connect_time_out 8000\n[ProxyList]\nsocks5 127.0.0.1 39050\n"
+    try text.write(toFile: path, atomically: true, encoding: .utf8)
+    return path
+  }
+
+  static let url = "http://example.org/canary"
+
+  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  func socksClientsThatResolveLocallyLeak() async throws {
+    let off = try Self.proxychainsConfig(proxyDNS: false)
+    for command in [
+      ["curl", "-s", "-m", "3", "--socks5", "127.0.0.1:39050", Self.url],
+      ["proxychains4", "-q", "-f", off, "curl", "-s", "-m", "3", Self.url],
+    ] {
+      let result = try await Self.exec(command, tor: true)
+      #expect(result.report.verdict == .leak, "\(command): \(AuditSummary.text(result.report))")
+      #expect(
+        result.report.leaks.contains { $0.leakClass == .dns && $0.names.contains("example.org") })
+      // The request itself still went through Tor: the leak is the name, not the stream.
+      #expect(result.report.statistics.allowedPackets > 0)
+    }
+  }
+
+  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  func socksClientsThatSendTheNamePass() async throws {
+    let on = try Self.proxychainsConfig(proxyDNS: true)
+    for command in [
+      ["curl", "-s", "-m", "3", "--socks5-hostname", "127.0.0.1:39050", Self.url],
+      ["torsocks", "-P", "39050", "curl", "-s", "-m", "3", Self.url],
+      ["proxychains4", "-q", "-f", on, "curl", "-s", "-m", "3", Self.url],
+    ] {
+      let output = NSTemporaryDirectory() + "fc-canary-\(UUID().uuidString).out"
+      defer { try? FileManager.default.removeItem(atPath: output) }
+      let result = try await Self.exec(command, tor: true, output: output)
+      #expect(result.report.verdict == .pass, "\(command): \(AuditSummary.text(result.report))")
+      // A pass only counts if the request really arrived through the guard.
+      let body = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+      #expect(body.contains("failclosed world: example.org/canary"), "\(command): \(body)")
+      #expect(result.commandStatus == 0)
+    }
   }
 
   @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"), arguments: withoutTor)
