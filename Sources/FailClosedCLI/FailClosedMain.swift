@@ -11,6 +11,8 @@ public enum FailClosedMain {
     MockTorCommand(),
     GenPcapCommand(),
     AppCommand(),
+    LeakAuditCommand(),
+    ReplayCommand(),
   ]
 
   public static let overview = """

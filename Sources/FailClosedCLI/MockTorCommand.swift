@@ -1,6 +1,7 @@
 import FailClosedSupport
 import Foundation
 import MockTor
+import Sandbox
 
 /// `failclosed mock-tor`: the mock Tor on its own, until SIGINT or SIGTERM.
 public struct MockTorCommand: Command {
@@ -56,6 +57,9 @@ public struct MockTorCommand: Command {
         "handshake-timeout", .single, valueName: "SECONDS",
         help: "close connections that do not finish the SOCKS handshake in time (default 30)"),
       OptionSpec(
+        "guard", .repeated, valueName: "IP:PORT",
+        help: "tunnel every stream to this fake-Tor guard (the sandbox's world)"),
+      OptionSpec(
         "control-port", .single, valueName: "PORT",
         help: "ctor: serve a Tor control port on 127.0.0.1:PORT"),
       OptionSpec(
@@ -107,6 +111,17 @@ public struct MockTorCommand: Command {
       } catch {
         throw UsageError("--fault: \(error)")
       }
+    }
+    let guards = try arguments.all("guard").map { text in
+      guard let address = SocketAddress(text) else {
+        throw UsageError("--guard: expected IP:PORT, got '\(text)'")
+      }
+      return address
+    }
+    if !guards.isEmpty {
+      // The process already runs where the guard is reachable (the device namespace).
+      configuration.upstream = GuardUpstream(
+        client: GuardTunnelClient(device: nil, guards: guards))
     }
     configuration.eventLogPath = arguments.value("event-log")
     if let text = arguments.value("time-scale") {

@@ -11,12 +11,14 @@ public struct GuardTunnelClient: Sendable {
     public var description: String { "guard refused the stream (status \(status))" }
   }
 
-  public let device: NetworkNamespace
+  /// Where to open the tunnel from; nil: the calling process's own namespace (a mock Tor
+  /// started inside the device).
+  public let device: NetworkNamespace?
   public let guards: [SocketAddress]
   public let timeout: Double
 
   public init(
-    device: NetworkNamespace, guards: [SocketAddress] = AddressPlan.guards, timeout: Double = 10
+    device: NetworkNamespace?, guards: [SocketAddress] = AddressPlan.guards, timeout: Double = 10
   ) {
     self.device = device
     self.guards = guards
@@ -29,7 +31,10 @@ public struct GuardTunnelClient: Sendable {
     for guardAddress in guards {
       do {
         let timeout = timeout
-        let socket = try device.perform { try Socket.connect(to: guardAddress, timeout: timeout) }
+        let socket =
+          try device.map { namespace in
+            try namespace.perform { try Socket.connect(to: guardAddress, timeout: timeout) }
+          } ?? Socket.connect(to: guardAddress, timeout: timeout)
         socket.setTimeouts(seconds: timeout)
         try socket.write(GuardTunnel.encode(GuardTunnel.Request(host: host, port: port)))
         let status = try socket.read(max: 1)

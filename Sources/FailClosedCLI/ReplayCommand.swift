@@ -1,0 +1,79 @@
+import FailClosedSupport
+import Foundation
+import Scenarios
+
+/// `failclosed replay FILE`: one scenario, verbosely: the app's events as they happened, each
+/// expectation with its reason, and every leak with its evidence.
+public struct ReplayCommand: Command {
+  public init() {}
+  public let name = "replay"
+  public let summary = "run one scenario verbosely (events, expectations, leaks)"
+  public let usage = """
+    Usage: failclosed replay Scenarios/NAME.json [--report DIR] [--time-scale N]
+
+    Runs one scenario as leak-audit does and prints what happened: the app's events on the
+    virtual time axis, the bootstrap timeline, each expectation met or failed with its reason,
+    and each leak (class, destination, names in clear, first time, packets). With --report the
+    reports and the capture are kept in DIR. Exit codes as for leak-audit.
+    """
+  public let options: [OptionSpec] = [
+    OptionSpec("report", .single, valueName: "DIR", help: "write the reports and capture here"),
+    OptionSpec("time-scale", .single, valueName: "N", help: "virtual seconds per second (25)"),
+  ]
+
+  public func run(_ arguments: ParsedArguments) async throws -> Int32 {
+    guard arguments.positional.count == 1, let file = arguments.positional.first else {
+      throw UsageError("expected exactly one scenario file")
+    }
+    guard Privilege.isRoot else {
+      throw UsageError("replay needs root (network namespaces, nftables, libpcap capture)")
+    }
+    let scenario: Scenarios.Scenario
+    switch ScenarioLoader.loadFile(file) {
+    case .success(let loaded): scenario = loaded
+    case .failure(let error):
+      FailClosedMain.printError("failclosed replay: \(error)")
+      return ExitCode.usage
+    }
+    let scale = try arguments.integer("time-scale", in: 1...1000) ?? 25
+    let report = arguments.value("report")
+    let work =
+      report.map { $0 + "/work" } ?? NSTemporaryDirectory() + "failclosed-replay-\(getpid())"
+    let runner = ScenarioRunner(
+      options: ScenarioRunner.Options(
+        executable: LeakAuditCommand.executablePath(), timeScale: Double(scale),
+        workDirectory: work))
+    print("\(scenario.name): \(scenario.title)\n  proves: \(scenario.proves)")
+    let outcome = await runner.run(scenario)
+    let result = ScenarioResult(scenario: scenario, outcome: outcome)
+    print("\nevents (virtual seconds):")
+    for event in outcome.events {
+      let fields = event.fields.keys.sorted().map { "\($0)=\(event.fields[$0]!)" }
+      print(
+        "  " + formatSeconds(event.time).padding(toLength: 9, withPad: " ", startingAt: 0)
+          + event.name + (fields.isEmpty ? "" : " " + fields.joined(separator: " ")))
+    }
+    print("\nexpectations:")
+    for item in result.judgement.expectations {
+      print("  [\(item.status)] \(item.expectation): \(item.reason)")
+    }
+    print("\ncapture: \(outcome.capture.packets) packets, \(outcome.capture.dropped) dropped")
+    for leak in outcome.audit.leaks {
+      print(
+        "  LEAK \(leak.leakClass.rawValue) \(leak.transport) to \(leak.destination)"
+          + (leak.names.isEmpty ? "" : " names \(leak.names.joined(separator: ","))")
+          + " first at \(formatSeconds(leak.firstTime)), \(leak.packets) packets")
+    }
+    if let error = outcome.runError { print("run error: \(error)") }
+    print("\nverdict: \(TerminalFormat.label(result.verdict))")
+    let runReport = RunReport(
+      startedAt: ISO8601DateFormatter().string(from: Date()), versions: LeakAuditCommand.versions(),
+      timeScale: Double(scale), results: [result])
+    if let report {
+      try ReportWriter.write(runReport, to: report)
+      try LeakAuditCommand.copyAllPcaps([result], to: report + "/pcaps")
+    }
+    try? FileManager.default.removeItem(atPath: work)
+    return runReport.exitCode
+  }
+}

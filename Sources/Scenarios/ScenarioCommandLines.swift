@@ -1,0 +1,122 @@
+import Foundation
+
+/// The command lines the runner starts in the device for a scenario: the mock Tor and the app
+/// driver. Pure, so the mapping from a scenario file to processes is tested without a sandbox.
+public enum ScenarioCommandLines {
+  /// `failclosed mock-tor ...`, tunnelling to the sandbox's guard.
+  public static func mockTor(
+    _ scenario: Scenario, executable: String, timeScale: Double, guards: [String],
+    eventLog: String
+  ) -> [String] {
+    var arguments = [
+      executable, "mock-tor", "--personality", scenario.tor.personality.rawValue,
+      "--listen", "127.0.0.1:39050", "--bootstrap-plan", scenario.tor.bootstrap,
+      "--time-scale", format(timeScale), "--event-log", eventLog,
+    ]
+    for address in guards { arguments += ["--guard", address] }
+    for fault in scenario.tor.faults {
+      arguments += ["--fault", "\(host(of: fault.destination))=\(faultSpec(fault))"]
+    }
+    return arguments
+  }
+
+  /// `failclosed app ...` with the scenario's profile, reading `actionsFile`.
+  public static func app(
+    _ scenario: Scenario, executable: String, timeScale: Double, actionsFile: String,
+    stateDirectory: String, trustAnchors: String
+  ) -> [String] {
+    [
+      executable, "app", "--backend", "arti", "--profile", scenario.app.profile.rawValue,
+      "--actions", actionsFile, "--time-scale", format(timeScale), "--state-dir",
+      stateDirectory, "--ca", trustAnchors,
+    ]
+  }
+
+  /// The app driver's actions file (JSON lines). The starting state comes first, at time 0:
+  /// relays the user had added, and a revoked activation. Tor crashes are the runner's (it
+  /// kills the mock), not the app's, and are left out.
+  public static func actionsFile(_ scenario: Scenario) -> String {
+    var lines: [String] = []
+    if !scenario.app.activationGranted {
+      lines.append(#"{"at": 0, "action": "revoke-activation"}"#)
+    }
+    for relay in scenario.app.customRelays {
+      lines.append(#"{"at": 0, "action": "add-relay", "url": "\#(escape(relay))"}"#)
+    }
+    for action in scenario.app.actions {
+      let at = format(action.at)
+      switch action.step {
+      case .start, .foreground, .background, .revokeActivation, .grantActivation, .pathChange,
+        .refreshDirectory:
+        lines.append(#"{"at": \#(at), "action": "\#(action.step.verb)"}"#)
+      case .setPreference(let enabled):
+        lines.append(
+          #"{"at": \#(at), "action": "set-preference", "value": "\#(enabled ? "on" : "off")"}"#)
+      case .addRelay(let url):
+        lines.append(#"{"at": \#(at), "action": "add-relay", "url": "\#(escape(url))"}"#)
+      case .sendMessage(let text):
+        lines.append(#"{"at": \#(at), "action": "send-message", "text": "\#(escape(text))"}"#)
+      case .torCrash:
+        continue
+      }
+    }
+    lines.append(#"{"at": \#(format(scenario.duration)), "action": "wait", "seconds": 0}"#)
+    return lines.joined(separator: "\n") + "\n"
+  }
+
+  /// The preferences the app starts with (its UserDefaults), as JSON.
+  public static func preferences(_ scenario: Scenario) -> String {
+    #"{"networkActivationService.userTorEnabled": \#(scenario.app.torPreference)}"#
+  }
+
+  /// Virtual times at which the runner kills the mock Tor.
+  public static func crashTimes(_ scenario: Scenario) -> [Double] {
+    var times = scenario.app.actions.filter { $0.step == .torCrash }.map(\.at)
+    if let crash = scenario.tor.crashAt { times.append(crash) }
+    return times.sorted()
+  }
+
+  static func host(of destination: String) -> String {
+    if destination.hasPrefix("["), let close = destination.firstIndex(of: "]") {
+      return String(destination[destination.index(after: destination.startIndex)..<close])
+    }
+    if let colon = destination.lastIndex(of: ":"), destination.firstIndex(of: ":") == colon {
+      return String(destination[..<colon])
+    }
+    return destination
+  }
+
+  /// The mock's fault spelling (toxiproxy's vocabulary) for a scenario fault.
+  static func faultSpec(_ fault: StreamFault) -> String {
+    switch fault.kind {
+    case .drop: return "blackhole"
+    case .reset: return "reset_after=\(fault.afterBytes ?? 0)"
+    case .latency: return "latency=\(fault.milliseconds ?? 0)"
+    case .blackhole: return "blackhole"
+    case .socksError: return "reply=0x" + String(fault.reply ?? 1, radix: 16)
+    case .slowClose: return "slow_close=\(fault.milliseconds ?? 0)"
+    }
+  }
+
+  static func format(_ value: Double) -> String {
+    value == value.rounded() ? String(Int(value)) : String(value)
+  }
+
+  static func escape(_ text: String) -> String {
+    var out = ""
+    for scalar in text.unicodeScalars {
+      switch scalar {
+      case "\"": out += "\\\""
+      case "\\": out += "\\\\"
+      case "\n": out += "\\n"
+      default:
+        if scalar.value < 0x20 {
+          out += String(format: "\\u%04x", scalar.value)
+        } else {
+          out.unicodeScalars.append(scalar)
+        }
+      }
+    }
+    return out
+  }
+}

@@ -1,0 +1,183 @@
+import Audit
+import Capture
+import FailClosedSupport
+import Foundation
+import Sandbox
+import SystemUnderTest
+
+/// Runs one scenario for real: fresh namespaces, the world's services, the censor's rules, the
+/// capture on the device's link (proved live by the positive control), the mock Tor and the app
+/// driver in the device, both on the same scaled clock; then a grace period, the audit, and the
+/// app's events, gathered into a ``ScenarioOutcome`` for the judge.
+public struct ScenarioRunner: Sendable {
+  public struct Options: Sendable {
+    /// The `failclosed` binary the device runs (`mock-tor`, `app`).
+    public var executable: String
+    /// Virtual seconds per real second: 75 s of bootstrap deadline in ~3 s.
+    public var timeScale: Double
+    /// Real seconds to keep capturing after the app and the mock have exited.
+    public var grace: Double
+    /// Where each scenario's files go (capture.pcap, app.jsonl, mock.jsonl); a temporary
+    /// directory, removed afterwards, when nil.
+    public var workDirectory: String?
+
+    public init(
+      executable: String, timeScale: Double = 25, grace: Double = 1,
+      workDirectory: String? = nil
+    ) {
+      self.executable = executable
+      self.timeScale = timeScale
+      self.grace = grace
+      self.workDirectory = workDirectory
+    }
+  }
+
+  public let options: Options
+
+  public init(options: Options) { self.options = options }
+
+  /// Runs `scenario`; never throws: a setup failure becomes an inconclusive outcome whose
+  /// `runError` says what went wrong.
+  public func run(_ scenario: Scenario) async -> ScenarioOutcome {
+    let options = self.options
+    let started = Date()
+    do {
+      return try await BlockingIO.run("scenario.\(scenario.name)") {
+        try ScenarioRunner.runBlocking(scenario, options: options)
+      }
+    } catch {
+      return ScenarioOutcome(
+        audit: CaptureAudit(verdict: .inconclusive, inconclusiveReasons: ["\(error)"]),
+        capture: CaptureStats(packets: 0, dropped: 0, positiveControlSeen: false),
+        runError: "\(error)", wallSeconds: Date().timeIntervalSince(started))
+    }
+  }
+
+  static func runBlocking(_ scenario: Scenario, options: Options) throws -> ScenarioOutcome {
+    let wallStart = Date()
+    let directory: String
+    if let root = options.workDirectory {
+      directory = root + "/" + scenario.name
+      try? FileManager.default.removeItem(atPath: directory)
+    } else {
+      directory = NSTemporaryDirectory() + "failclosed-\(scenario.name)-\(getpid())"
+    }
+    try FileManager.default.createDirectory(
+      atPath: directory + "/state", withIntermediateDirectories: true)
+    defer {
+      if options.workDirectory == nil { try? FileManager.default.removeItem(atPath: directory) }
+    }
+
+    let run = try SandboxRun.createBlocking()
+    defer { run.teardown() }
+    let world = try run.startWorld()
+    let trustAnchors = directory + "/world-ca.pem"
+    try world.authority.writeRootCertificate(to: trustAnchors)
+    try run.applyCensorRules(SandboxMapping.censorRules(scenario.network, at: 0))
+
+    let allowed = Set(
+      AddressPlan.guards.map { Endpoint(address: IPAddress($0.host)!, port: $0.port) })
+    let pcapPath = directory + "/capture.pcap"
+    let capture = try run.openDeviceCapture(allowed: allowed, pcapPath: pcapPath)
+    var captureStopped = false
+    defer { if !captureStopped { _ = capture.stop() } }
+
+    try ScenarioCommandLines.actionsFile(scenario).write(
+      toFile: directory + "/actions.jsonl", atomically: true, encoding: .utf8)
+    try ScenarioCommandLines.preferences(scenario).write(
+      toFile: directory + "/state/preferences.json", atomically: true, encoding: .utf8)
+    let mock = try DeviceCommand(
+      ScenarioCommandLines.mockTor(
+        scenario, executable: options.executable, timeScale: options.timeScale,
+        guards: AddressPlan.guards.map(\.description), eventLog: directory + "/mock.jsonl"),
+      in: run, output: directory + "/mock.log")
+    let appOutput = directory + "/app.jsonl"
+    let runStart = Date().timeIntervalSince1970
+    let app = try DeviceCommand(
+      ScenarioCommandLines.app(
+        scenario, executable: options.executable, timeScale: options.timeScale,
+        actionsFile: directory + "/actions.jsonl", stateDirectory: directory + "/state",
+        trustAnchors: trustAnchors),
+      in: run, output: appOutput)
+
+    // Timed changes on the Tor side and in the censor, in virtual time order.
+    var changes: [(time: Double, apply: () throws -> Void)] = []
+    for time in ScenarioCommandLines.crashTimes(scenario) {
+      changes.append((time, { kill(-mock.pid, SIGKILL) }))
+    }
+    for time in SandboxMapping.changeTimes(scenario.network) where time > 0 {
+      changes.append(
+        (time, { try run.applyCensorRules(SandboxMapping.censorRules(scenario.network, at: time)) })
+      )
+    }
+    changes.sort { $0.time < $1.time }
+    // The app ends itself after the scenario's duration; allow generous slack in real time.
+    let deadline = runStart + scenario.duration / options.timeScale + 20
+    var appStatus: Int32?
+    while appStatus == nil && Date().timeIntervalSince1970 < deadline {
+      let virtualNow = (Date().timeIntervalSince1970 - runStart) * options.timeScale
+      while let next = changes.first, next.time <= virtualNow {
+        changes.removeFirst()
+        try next.apply()
+      }
+      appStatus = ScenarioRunner.exitStatus(app.pid)
+      if appStatus == nil { usleep(10_000) }
+    }
+    var runError: String?
+    if appStatus == nil {
+      runError = "the app did not finish within \(Int(deadline - runStart)) s (killed)"
+    } else if appStatus != 0 {
+      runError = "the app exited with status \(appStatus!): " + lastLines(appOutput)
+    }
+    // Stop the mock, then keep capturing for the grace period: a late leak is still caught.
+    kill(-mock.pid, SIGTERM)
+    usleep(UInt32(max(0, options.grace) * 1_000_000))
+    app.killTree()
+    mock.killTree()
+    let report = capture.stop()
+    captureStopped = true
+
+    let (events, parseErrors) = ScenarioRunner.readEvents(appOutput)
+    if runError == nil, !parseErrors.isEmpty {
+      runError =
+        "the app printed lines that are not events: "
+        + parseErrors.prefix(3).joined(separator: " | ")
+    }
+    return ScenarioOutcome(
+      events: events.map(ScenarioEvent.init), bootstrap: BootstrapSample.timeline(from: events),
+      audit: CaptureAudit(report, runStart: runStart, timeScale: options.timeScale),
+      capture: CaptureStats(
+        report, pcapPath: options.workDirectory == nil ? nil : pcapPath),
+      runError: runError, wallSeconds: Date().timeIntervalSince(wallStart))
+  }
+
+  /// The exit status once `pid` has exited (reaped here), nil while it runs.
+  static func exitStatus(_ pid: pid_t) -> Int32? {
+    var status: Int32 = 0
+    let result = waitpid(pid, &status, WNOHANG)
+    if result == 0 { return nil }
+    if result < 0 { return -1 }
+    if status & 0x7f == 0 { return (status >> 8) & 0xff }
+    return 128 + (status & 0x7f)
+  }
+
+  /// The app's JSON lines; other lines (stderr shares the file) are returned apart.
+  static func readEvents(_ path: String) -> ([SystemUnderTest.AppEvent], [String]) {
+    let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+    var events: [SystemUnderTest.AppEvent] = []
+    var other: [String] = []
+    for line in text.split(separator: "\n") where !line.isEmpty {
+      if line.hasPrefix("{"), let event = try? SystemUnderTest.AppEvent(jsonLine: String(line)) {
+        events.append(event)
+      } else {
+        other.append(String(line.prefix(200)))
+      }
+    }
+    return (events, other)
+  }
+
+  static func lastLines(_ path: String) -> String {
+    let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+    return text.split(separator: "\n").suffix(3).joined(separator: " | ")
+  }
+}
