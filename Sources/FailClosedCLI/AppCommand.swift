@@ -10,7 +10,7 @@ public struct AppCommand: Command {
   public let summary = "run the modelled app (bitchat's Tor layer) through timed actions"
   public let usage = """
     Usage: failclosed app --actions FILE|- [--profile bitchat|hardened|naive-port]
-                          [--backend arti|simulated] [--time-scale N] [--state-dir DIR]
+                          [--backend arti|mock|simulated] [--time-scale N] [--state-dir DIR]
                           [--socks HOST:PORT] [--directory-url URL] [--relay URL]...
 
     Reads timed actions (JSON lines or a JSON array; see docs/app-driver.md) and prints each
@@ -22,7 +22,10 @@ public struct AppCommand: Command {
       "profile", .single, valueName: "NAME", help: "bitchat (default), hardened or naive-port"),
     OptionSpec(
       "backend", .single, valueName: "NAME",
-      help: "arti (the mock at --socks, default) or simulated (no network)"),
+      help: "arti (a running mock at --socks, default), mock (in process) or simulated"),
+    OptionSpec(
+      "mock-map", .repeated, valueName: "HOST=IP:PORT",
+      help: "--backend mock: where the mock sends streams for HOST"),
     OptionSpec("time-scale", .single, valueName: "N", help: "virtual seconds per real second"),
     OptionSpec("state-dir", .single, valueName: "DIR", help: "preferences and directory cache"),
     OptionSpec("socks", .single, valueName: "HOST:PORT", help: "SOCKS endpoint (127.0.0.1:39050)"),
@@ -48,7 +51,7 @@ public struct AppCommand: Command {
     }
     if let backend = arguments.value("backend") {
       guard let value = AppDriver.Backend(rawValue: backend) else {
-        throw UsageError("--backend: expected arti or simulated, got '\(backend)'")
+        throw UsageError("--backend: expected arti, mock or simulated, got '\(backend)'")
       }
       options.backend = value
     }
@@ -72,6 +75,14 @@ public struct AppCommand: Command {
       }
     }
     options.relays = arguments.all("relay")
+    for spec in arguments.all("mock-map") {
+      guard let equals = spec.firstIndex(of: "="),
+        let address = SocketAddress(String(spec[spec.index(after: equals)...])), address.isLoopback
+      else {
+        throw UsageError("--mock-map: expected HOST=IP:PORT on 127.0.0.0/8 or ::1, got '\(spec)'")
+      }
+      options.mockDestinations[String(spec[..<equals])] = address
+    }
     options.trustPEMPath = arguments.value("ca")
     if let text = arguments.value("bootstrap-seconds") {
       if text == "never" {

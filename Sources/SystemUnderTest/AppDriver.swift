@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import MockTor
 import TLS
 
 /// Runs the modelled app through timed actions and reports every event: the library side of
@@ -20,6 +21,10 @@ public enum AppDriver {
     /// Arti reached at --socks: SOCKS binds only once bootstrapped (the mock's arti
     /// personality, run by the harness).
     case arti
+    /// Arti in process: the harness's MockTor (arti personality) started and stopped by
+    /// TorManager, listening at --socks, bootstrapping in --bootstrap-seconds, streams sent to
+    /// the --mock-map destinations.
+    case mock
   }
 
   public struct Options: Sendable {
@@ -35,6 +40,8 @@ public enum AppDriver {
     /// Simulated backend only: seconds to bootstrap, nil for never.
     public var bootstrapSeconds: Double? = 5
     public var jitterSeed: UInt64 = 1
+    /// In-process mock only: where streams for each hostname go (HOST=IP:PORT, loopback).
+    public var mockDestinations: [String: SocketAddress] = [:]
     public init() {}
   }
 
@@ -98,6 +105,17 @@ public enum AppDriver {
     case .arti:
       backend = ExternalArtiBackend(socks: options.socks, scheduler: scheduler)
       probe = SocketSocksProbe(log: log, timeScale: options.timeScale)
+    case .mock:
+      let socks = options.socks
+      let destinations = DestinationMap(options.mockDestinations)
+      // A stall is a bootstrap that takes far longer than any run.
+      let seconds = options.bootstrapSeconds ?? 1e9
+      backend = InProcessArtiBackend(scheduler: scheduler) {
+        MockTorConfiguration(
+          personality: .arti, socksAddress: socks, clock: clock,
+          bootstrapPlan: .healthy(after: seconds), destinations: destinations)
+      }
+      probe = SocketSocksProbe(log: log, timeScale: options.timeScale)
     }
     let scale = options.timeScale
     let socks = options.socks
@@ -122,6 +140,7 @@ public enum AppDriver {
       }, store: store, stateDirectory: options.stateDirectory,
       directoryURL: options.directoryURL, jitterSeed: options.jitterSeed)
     if !options.relays.isEmpty { configuration.builtInRelays = options.relays }
+    configuration.socksPort = options.socks.port
     log.record(
       .state,
       [

@@ -16,6 +16,8 @@ import Foundation
     public var jitterSeed: UInt64
     public var locationPermissionAuthorized: Bool
     public var builtInRelays: [String] = NostrRelaySettings.builtInRelays
+    /// bitchat's constant 39050; tests move it to a free port.
+    public var socksPort: UInt16 = 39050
 
     public init(
       profile: SUTProfile, backend: any TorBackend, probe: any SocksProbe,
@@ -59,7 +61,8 @@ import Foundation
     tor = TorManager(
       backend: configuration.backend, probe: configuration.probe, scheduler: scheduler, bus: bus,
       log: log, profile: profile,
-      dataDirectory: (stateDirectory ?? NSTemporaryDirectory() + "failclosed-app") + "/arti")
+      dataDirectory: (stateDirectory ?? NSTemporaryDirectory() + "failclosed-app") + "/arti",
+      socksPort: configuration.socksPort)
     activation = NetworkActivationService(
       store: configuration.store, tor: tor, scheduler: scheduler, bus: bus, log: log,
       locationPermissionAuthorized: configuration.locationPermissionAuthorized)
