@@ -39,7 +39,20 @@ import TLS
     let timeout = self.timeout
     let box = self.box
     let url = self.url
+    // One ordered channel from the reader thread to the app actor: EVENT before EOSE stays so.
+    let (updates, channel) = AsyncStream<Update>.makeStream()
+    Task { @AppActor in
+      for await update in updates {
+        switch update {
+        case .opened(let stream):
+          self.stream = stream
+          self.deliver(.connected)
+        case .event(let event): self.deliver(event)
+        }
+      }
+    }
     BlockingIO.detach("failclosed.relay") {
+      defer { channel.finish() }
       let stream: any ByteStream
       var leftover: [UInt8] = []
       do {
@@ -48,16 +61,13 @@ import TLS
           register: { box.add($0) })
         leftover = try Self.upgrade(target, on: stream)
       } catch let failure as NetworkFailure {
-        Task { @AppActor in self.deliver(.failed(failure)) }
+        channel.yield(.event(.failed(failure)))
         return
       } catch {
-        Task { @AppActor in self.deliver(.failed(.connection("\(error)"))) }
+        channel.yield(.event(.failed(.connection("\(error)"))))
         return
       }
-      Task { @AppActor in
-        self.stream = stream
-        self.deliver(.connected)
-      }
+      channel.yield(.opened(stream))
       var decoder = WebSocketMessageDecoder(role: .client)
       var pending = leftover
       while !box.isClosed {
@@ -66,27 +76,33 @@ import TLS
           pending = []
           for message in messages {
             switch message {
-            case .text(let text): Task { @AppActor in self.deliver(.message(text)) }
+            case .text(let text): channel.yield(.event(.message(text)))
             case .ping(let payload):
               try stream.write(WebSocketFrame.pong(payload).encoded(maskingKey: Self.mask()))
             case .close:
-              Task { @AppActor in self.deliver(.failed(.connection("closed by \(url)"))) }
+              channel.yield(.event(.failed(.connection("closed by \(url)"))))
               return
             default: break
             }
           }
           let chunk = try stream.read(max: 65536)
           if chunk.isEmpty {
-            Task { @AppActor in self.deliver(.failed(.connection("closed by \(url)"))) }
+            channel.yield(.event(.failed(.connection("closed by \(url)"))))
             return
           }
           pending = chunk
         } catch {
-          Task { @AppActor in self.deliver(.failed(.connection("\(error)"))) }
+          channel.yield(.event(.failed(.connection("\(error)"))))
           return
         }
       }
     }
+  }
+
+  /// What the reader thread reports, in order.
+  enum Update: Sendable {
+    case opened(any ByteStream)
+    case event(RelayConnectionEvent)
   }
 
   nonisolated static func mask() -> [UInt8] { (0..<4).map { _ in UInt8.random(in: 0...255) } }
