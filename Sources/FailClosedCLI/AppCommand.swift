@@ -10,7 +10,7 @@ public struct AppCommand: Command {
   public let summary = "run the modelled app (bitchat's Tor layer) through timed actions"
   public let usage = """
     Usage: failclosed app --actions FILE|- [--profile bitchat|hardened|naive-port]
-                          [--backend arti|mock|simulated] [--time-scale N] [--state-dir DIR]
+                          [--backend arti|mock|ctor|simulated] [--time-scale N] [--state-dir DIR]
                           [--socks HOST:PORT] [--directory-url URL] [--relay URL]...
 
     Reads timed actions (JSON lines or a JSON array; see docs/app-driver.md) and prints each
@@ -22,7 +22,10 @@ public struct AppCommand: Command {
       "profile", .single, valueName: "NAME", help: "bitchat (default), hardened or naive-port"),
     OptionSpec(
       "backend", .single, valueName: "NAME",
-      help: "arti (a running mock at --socks, default), mock (in process) or simulated"),
+      help: "arti (a running mock at --socks, default), mock (in process), ctor or simulated"),
+    OptionSpec("control", .single, valueName: "HOST:PORT", help: "--backend ctor: control port"),
+    OptionSpec("control-password", .single, valueName: "P", help: "--backend ctor: password"),
+    OptionSpec("control-cookie", .single, valueName: "FILE", help: "--backend ctor: cookie file"),
     OptionSpec(
       "mock-map", .repeated, valueName: "HOST=IP:PORT",
       help: "--backend mock: where the mock sends streams for HOST"),
@@ -51,7 +54,7 @@ public struct AppCommand: Command {
     }
     if let backend = arguments.value("backend") {
       guard let value = AppDriver.Backend(rawValue: backend) else {
-        throw UsageError("--backend: expected arti, mock or simulated, got '\(backend)'")
+        throw UsageError("--backend: expected arti, mock, ctor or simulated, got '\(backend)'")
       }
       options.backend = value
     }
@@ -75,6 +78,17 @@ public struct AppCommand: Command {
       }
     }
     options.relays = arguments.all("relay")
+    if let control = arguments.value("control") {
+      guard let address = SocketAddress(control) else {
+        throw UsageError("--control: expected HOST:PORT with an IP address, got '\(control)'")
+      }
+      options.control = address
+    }
+    if let password = arguments.value("control-password") {
+      options.controlAuthentication = .password(password)
+    } else if let cookie = arguments.value("control-cookie") {
+      options.controlAuthentication = .cookieFile(cookie)
+    }
     for spec in arguments.all("mock-map") {
       guard let equals = spec.firstIndex(of: "="),
         let address = SocketAddress(String(spec[spec.index(after: equals)...])), address.isLoopback

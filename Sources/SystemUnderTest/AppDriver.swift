@@ -25,6 +25,9 @@ public enum AppDriver {
     /// TorManager, listening at --socks, bootstrapping in --bootstrap-seconds, streams sent to
     /// the --mock-map destinations.
     case mock
+    /// An external C tor (or the mock's ctor personality) through its control port at
+    /// --control; SOCKS at --socks.
+    case ctor
   }
 
   public struct Options: Sendable {
@@ -42,6 +45,9 @@ public enum AppDriver {
     public var jitterSeed: UInt64 = 1
     /// In-process mock only: where streams for each hostname go (HOST=IP:PORT, loopback).
     public var mockDestinations: [String: SocketAddress] = [:]
+    /// ctor backend only: the control port and how to authenticate.
+    public var control: SocketAddress?
+    public var controlAuthentication: ControlPortTorBackend.Authentication = .none
     public init() {}
   }
 
@@ -115,6 +121,11 @@ public enum AppDriver {
           personality: .arti, socksAddress: socks, clock: clock,
           bootstrapPlan: .healthy(after: seconds), destinations: destinations)
       }
+      probe = SocketSocksProbe(log: log, timeScale: options.timeScale)
+    case .ctor:
+      backend = ControlPortTorBackend(
+        control: options.control ?? SocketAddress("127.0.0.1:9051")!,
+        authentication: options.controlAuthentication, scheduler: scheduler)
       probe = SocketSocksProbe(log: log, timeScale: options.timeScale)
     }
     let scale = options.timeScale
