@@ -126,6 +126,11 @@ final class StreamSession: @unchecked Sendable {
   private func connect(fault: StreamFault?) -> Outcome {
     let target: String
     do {
+      if personality == .arti, request.address.hostname?.lowercased().hasSuffix(".onion") == true {
+        // bitchat's Arti is built without onion-service client support: no upstream reaches
+        // an onion service, whatever the network behind it (weakness 3).
+        return fail(unknownDestinationReply(), "onion services not supported")
+      }
       if let hook = configuration.upstream {
         target = "upstream"
         upstream = try hook.connect(to: request.address, port: request.port)

@@ -69,6 +69,18 @@ public enum ScenarioCommandLines {
     #"{"networkActivationService.userTorEnabled": \#(scenario.app.torPreference)}"#
   }
 
+  /// The relay directory the app cached on an earlier run (bitchat's georelays_cache_v2.csv):
+  /// 60 relays, so the app starts from its cache as a real install does.
+  public static func directoryCache() -> String {
+    var lines = ["relay url,latitude,longitude"]
+    for index in 0..<60 {
+      let latitude = Double(index % 18) * 10 - 85
+      let longitude = Double(index) * 6 - 179
+      lines.append("wss://relay\(index).example,\(latitude),\(longitude)")
+    }
+    return lines.joined(separator: "\n") + "\n"
+  }
+
   /// Virtual times at which the runner kills the mock Tor.
   public static func crashTimes(_ scenario: Scenario) -> [Double] {
     var times = scenario.app.actions.filter { $0.step == .torCrash }.map(\.at)

@@ -86,6 +86,9 @@ public struct ScenarioRunner: Sendable {
       toFile: directory + "/actions.jsonl", atomically: true, encoding: .utf8)
     try ScenarioCommandLines.preferences(scenario).write(
       toFile: directory + "/state/preferences.json", atomically: true, encoding: .utf8)
+    try ScenarioCommandLines.directoryCache().write(
+      toFile: directory + "/state/" + GeoRelayDirectory.cacheFileName, atomically: true,
+      encoding: .utf8)
     let mock = try DeviceCommand(
       ScenarioCommandLines.mockTor(
         scenario, executable: options.executable, timeScale: options.timeScale,

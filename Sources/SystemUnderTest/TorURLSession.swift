@@ -23,6 +23,9 @@
     self.makeDirectSession = makeDirectSession
     torSession = makeTorSession()
     directSession = makeDirectSession()
+    // The initial mode is state too: bitchat starts proxying, and a later setProxyMode(true)
+    // is a no-op that logs nothing.
+    log.state("session", "proxyMode", .string("tor"))
   }
 
   /// The session callers use now.
