@@ -1,11 +1,11 @@
 import FailClosedSupport
 import Foundation
 
-// fcbench: load generators for tools/bench. Prints one JSON object per measurement.
+// fcbench: the SOCKS load generator for tools/bench. Prints one JSON object per measurement.
 BlockingIO.ignoreSIGPIPE()
 let usage = """
   Usage: fcbench socks --proxy HOST:PORT --label NAME [--quick]
-         fcbench gen-pcap --out FILE --packets N [--leak-every K]
+  (captures for the audit benchmark come from `failclosed gen-pcap`)
   """
 let arguments = Array(CommandLine.arguments.dropFirst())
 func value(_ name: String) -> String? {
@@ -25,13 +25,6 @@ do {
     let result = try SOCKSLoad.run(
       proxy: proxy, label: value("label") ?? proxyText, quick: arguments.contains("--quick"))
     print(String(decoding: try encoder.encode(result), as: UTF8.self))
-  case "gen-pcap":
-    guard let out = value("out"), let count = Int(value("packets") ?? "") else {
-      throw SystemError("gen-pcap needs --out FILE --packets N", code: EINVAL)
-    }
-    let stats = try PcapGenerator.write(
-      path: out, packets: count, leakEvery: Int(value("leak-every") ?? "") ?? 10_000)
-    print(String(decoding: try encoder.encode(stats), as: UTF8.self))
   default:
     print(usage)
     exit(2)
