@@ -55,13 +55,10 @@ public struct ScenarioRunner: Sendable {
 
   static func runBlocking(_ scenario: Scenario, options: Options) throws -> ScenarioOutcome {
     let wallStart = Date()
-    let directory: String
-    if let root = options.workDirectory {
-      directory = root + "/" + scenario.name
-      try? FileManager.default.removeItem(atPath: directory)
-    } else {
-      directory = NSTemporaryDirectory() + "failclosed-\(scenario.name)-\(getpid())"
-    }
+    // Unique per run: the same scenario may run several times side by side.
+    let unique = "\(scenario.name)-\(UUID().uuidString.prefix(8))"
+    let directory =
+      (options.workDirectory ?? NSTemporaryDirectory() + "failclosed-runs") + "/" + unique
     try FileManager.default.createDirectory(
       atPath: directory + "/state", withIntermediateDirectories: true)
     defer {

@@ -1,0 +1,121 @@
+import FailClosedSupport
+import Foundation
+import Testing
+
+@testable import Scenarios
+
+/// The built `failclosed` binary, which the runner starts in the device (`mock-tor`, `app`).
+let failclosedBinary: String = {
+  URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    .appendingPathComponent("failclosed").path
+}()
+
+func libraryScenario(_ name: String) throws -> Scenario {
+  try ScenarioLoader.loadFile(scenariosDirectory + "/\(name).json").get()
+}
+
+/// The runner for real: sandbox, capture, mock Tor and app in the device.
+@Suite(.serialized, .enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+struct ScenarioRunnerTests {
+  let runner = ScenarioRunner(options: .init(executable: failclosedBinary))
+
+  /// The same scenario run 20 times gives the same verdict: the positive control, the
+  /// naive-port canary (a leak that must be caught every time) and the 75 s stall.
+  @Test(arguments: ["healthy-baseline", "naive-port-canary", "stall-past-75s"])
+  func verdictsAreDeterministic(_ name: String) async throws {
+    let scenario = try libraryScenario(name)
+    let runs = 20
+    let verdicts = await withTaskGroup(of: ScenarioResult.self) { group in
+      var verdicts: [ScenarioResult] = []
+      var started = 0
+      for _ in 0..<4 {
+        started += 1
+        group.addTask {
+          ScenarioResult(scenario: scenario, outcome: await runner.run(scenario))
+        }
+      }
+      for await verdict in group {
+        verdicts.append(verdict)
+        if started < runs {
+          started += 1
+          group.addTask {
+            ScenarioResult(scenario: scenario, outcome: await runner.run(scenario))
+          }
+        }
+      }
+      return verdicts
+    }
+    #expect(verdicts.count == runs)
+    let failures = verdicts.filter { $0.verdict != .pass }
+    #expect(
+      failures.isEmpty,
+      "\(name): \(failures.count) of \(runs) not pass: \(failures.map(\.judgement.reasons))")
+  }
+
+  /// A canary's leak is in the outcome with its evidence; the positive control has none and
+  /// saw Tor traffic only to the guard.
+  @Test func theCanaryLeaksWithEvidenceAndTheControlDoesNot() async throws {
+    let canary = await runner.run(try libraryScenario("naive-port-canary"))
+    #expect(canary.audit.verdict == .leak)
+    #expect(canary.audit.leaks.contains { $0.leakClass == .dns && !$0.names.isEmpty })
+    #expect(canary.capture.positiveControlSeen)
+    let control = await runner.run(try libraryScenario("healthy-baseline"))
+    #expect(control.audit.verdict == .pass)
+    #expect(control.audit.leaks.isEmpty)
+    #expect(control.audit.traffic.contains { $0.trafficClass == "tor" })
+    #expect(control.events.contains { $0.name == "TorDidBecomeReady" })
+  }
+
+  /// leak-audit: a malformed file is reported by name and field, and the other scenarios run.
+  @Test func leakAuditReportsAMalformedFileAndRunsTheRest() throws {
+    let directory = try makeTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    try FileManager.default.copyItem(
+      atPath: scenariosDirectory + "/healthy-baseline.json",
+      toPath: directory + "/healthy-baseline.json")
+    try #"{"title": "broken", "proves": "x", "duration": "soon"}"#.write(
+      toFile: directory + "/broken.json", atomically: true, encoding: .utf8)
+    let (status, output) = try runTool(
+      failclosedBinary, ["leak-audit", directory, "--report", directory + "/report"])
+    #expect(status == 2, "\(output)")
+    #expect(output.contains("broken.json"))
+    #expect(output.contains("healthy-baseline"))
+    let report = try String(contentsOfFile: directory + "/report/report.json", encoding: .utf8)
+    #expect(report.contains("\"healthy-baseline\""))
+    #expect(report.contains("broken.json"))
+  }
+}
+
+@Suite struct ScenarioCommandLinesTests {
+  @Test func actionsFileCarriesTheStartingStateAndEveryStep() throws {
+    var scenario = try libraryScenario("preference-off-mid-flight")
+    scenario.app.activationGranted = false
+    scenario.app.customRelays = ["wss://relay.example"]
+    let lines = ScenarioCommandLines.actionsFile(scenario).split(separator: "\n")
+    #expect(lines[0] == #"{"at": 0, "action": "revoke-activation"}"#)
+    #expect(lines[1] == #"{"at": 0, "action": "add-relay", "url": "wss://relay.example"}"#)
+    #expect(lines.contains(#"{"at": 20, "action": "set-preference", "value": "off"}"#))
+    #expect(lines.last == #"{"at": \#(Int(scenario.duration)), "action": "wait", "seconds": 0}"#)
+  }
+
+  @Test func faultsAndCrashesMapToTheMock() {
+    #expect(
+      ScenarioCommandLines.faultSpec(
+        StreamFault(destination: "relay.damus.io:443", kind: .socksError, reply: 0xF2))
+        == "reply=0xf2")
+    #expect(
+      ScenarioCommandLines.faultSpec(
+        StreamFault(destination: "a:1", kind: .latency, milliseconds: 200)) == "latency=200")
+    #expect(ScenarioCommandLines.host(of: "relay.damus.io:443") == "relay.damus.io")
+    #expect(ScenarioCommandLines.host(of: "[fd66::1]:443") == "fd66::1")
+    #expect(ScenarioCommandLines.escape("a\"b\\\n") == #"a\"b\\\n"#)
+  }
+
+  @Test func theSeededDirectoryCacheIsAValidBitchatCSV() {
+    let cache = ScenarioCommandLines.directoryCache()
+    let lines = cache.split(separator: "\n")
+    #expect(lines.first == "relay url,latitude,longitude")
+    #expect(lines.count == 61)
+    #expect(lines.dropFirst().allSatisfy { $0.split(separator: ",").count == 3 })
+  }
+}
