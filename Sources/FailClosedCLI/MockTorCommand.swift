@@ -2,6 +2,7 @@ import FailClosedSupport
 import Foundation
 import MockTor
 import Sandbox
+import TorControl
 
 /// `failclosed mock-tor`: the mock Tor on its own, until SIGINT or SIGTERM.
 public struct MockTorCommand: Command {
@@ -43,8 +44,8 @@ public struct MockTorCommand: Command {
       OptionSpec("force-non-loopback", .flag, help: "allow --listen on a non-loopback address"),
       OptionSpec(
         "bootstrap-plan", .single, valueName: "PLAN",
-        help: "healthy[:SECONDS] (default healthy:5); stall:TAG, never, flap:S, crash:S "
-          + "arrive with the bootstrap simulator"),
+        help: "healthy[:SECONDS] (default healthy:5), stall:TAG[:timeout|refused], never, "
+          + "flap:SECONDS, crash:SECONDS"),
       OptionSpec(
         "map", .repeated, valueName: "HOST=IP:PORT", help: "route HOST to a local address"),
       OptionSpec(
@@ -91,7 +92,7 @@ public struct MockTorCommand: Command {
           + "to expose the mock beyond this machine")
     }
     if let text = arguments.value("bootstrap-plan") {
-      do { configuration.bootstrapPlan = try MockBootstrapPlan(parsing: text) } catch {
+      do { configuration.bootstrapPlan = try BootstrapPlan(parsing: text) } catch {
         throw UsageError("--bootstrap-plan: \(error)")
       }
     }

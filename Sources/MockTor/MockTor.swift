@@ -1,6 +1,7 @@
 import FailClosedSupport
 import Foundation
 import SOCKS
+import TorControl
 
 /// A Tor client that real SOCKS clients cannot tell from one: a SOCKS listener with a
 /// personality, a simulated bootstrap, a destination map and per-destination faults, and a
@@ -13,13 +14,13 @@ import SOCKS
 public final class MockTor: @unchecked Sendable {
   public let configuration: MockTorConfiguration
   public let eventLog: MockTorEventLog
-  private let bootstrap: BootstrapStandIn
+  private let bootstrap: BootstrapSimulator
   private let lock = NSLock()
   private var listener: SOCKSListener?
   private var origin: Double = 0
   private var running = false
   private var crashed = false
-  private var lastBootstrap: MockBootstrapState?
+  private var lastBootstrap: BootstrapState?
   private var streams = 0
   private var peak = 0
   private var bindError: (any Error)?
@@ -31,8 +32,9 @@ public final class MockTor: @unchecked Sendable {
     }
     self.configuration = configuration
     self.eventLog = try MockTorEventLog(path: configuration.eventLogPath)
-    self.bootstrap = BootstrapStandIn(
-      plan: configuration.bootstrapPlan, personality: configuration.personality)
+    self.bootstrap = BootstrapSimulator(
+      plan: configuration.bootstrapPlan,
+      personality: configuration.personality == .arti ? .arti : .ctor)
   }
 
   deinit { stop() }
@@ -42,7 +44,7 @@ public final class MockTor: @unchecked Sendable {
   /// Seconds of the configured clock since ``start()``.
   public var planTime: Double { configuration.clock.now - lock.withLock { origin } }
 
-  public var bootstrapState: MockBootstrapState { bootstrap.state(at: planTime) }
+  public var bootstrapState: BootstrapState { bootstrap.state(at: planTime) }
   public var bootstrapProgress: Int { bootstrapState.progress }
   public var bootstrapSummary: String { bootstrapState.summary }
   public var isReady: Bool { lock.withLock { running && !crashed } && bootstrapState.isReady }

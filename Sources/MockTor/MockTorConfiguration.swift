@@ -1,4 +1,5 @@
 import FailClosedSupport
+import TorControl
 
 /// Everything a ``MockTor`` needs to know before it starts.
 public struct MockTorConfiguration: Sendable {
@@ -8,7 +9,8 @@ public struct MockTorConfiguration: Sendable {
   /// A non-loopback listener exposes the mock beyond this machine: refused unless set.
   public var allowNonLoopback = false
   public var clock: any HarnessClock
-  public var bootstrapPlan: MockBootstrapPlan
+  /// How the simulated bootstrap goes (TorControl's plans: healthy, stall, never, flap, crash).
+  public var bootstrapPlan: BootstrapPlan
   public var destinations: DestinationMap
   /// When set, streams go here instead of to the destination map.
   public var upstream: (any MockTorUpstream)?
@@ -36,7 +38,7 @@ public struct MockTorConfiguration: Sendable {
     personality: MockTorPersonality = .ctor,
     socksAddress: SocketAddress = MockTorConfiguration.defaultSOCKSAddress,
     clock: any HarnessClock = SystemClock(),
-    bootstrapPlan: MockBootstrapPlan = .healthy(after: 5),
+    bootstrapPlan: BootstrapPlan = .healthy(after: 5),
     destinations: DestinationMap = DestinationMap(),
     upstream: (any MockTorUpstream)? = nil,
     faults: [String: StreamFault] = [:],

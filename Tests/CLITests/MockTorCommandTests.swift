@@ -27,7 +27,7 @@ import Testing
     #expect(full.listen == "127.0.0.2:9150")
     #expect(full.hosts == ["web.test", "x.onion"])
     #expect(full.faults == ["web.test": "reply=0x5,latency=200"])
-    #expect(full.plan == "healthy:2.0")
+    #expect(full.plan == "healthy:2")
   }
 
   @Test func errorsNameTheOption() {

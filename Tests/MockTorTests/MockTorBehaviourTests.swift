@@ -295,3 +295,30 @@ final class Mutex<Value>: @unchecked Sendable {
     }
   }
 }
+
+@Suite struct MockTorBootstrapPlanTests {
+  /// A crashing Tor takes its SOCKS port with it, the way a dead process does.
+  @Test func crashClosesTheSOCKSPort() throws {
+    let clock = ManualClock()
+    let mock = try makeMock(.ctor, plan: .crash(after: 2)) { $0.clock = clock }
+    defer { mock.stop() }
+    let proxy = try #require(mock.socksAddress)
+    let advanced = DispatchSemaphore(value: 0)
+    Task.detached {
+      await clock.advance(by: 3)
+      advanced.signal()
+    }
+    advanced.wait()
+    // The crash is logged once the listener is closed.
+    #expect(eventually { mock.eventLog.events("crash").count == 1 })
+    #expect(mock.socksAddress == nil)
+    #expect(throws: SystemError.self) { try Socket.connect(to: proxy, timeout: 1) }
+  }
+
+  @Test func neverStartingArtiNeverListens() throws {
+    let mock = try makeMock(.arti, plan: .neverStarting)
+    defer { mock.stop() }
+    #expect(mock.waitForListener(timeout: 0.3) == nil)
+    #expect(mock.bootstrapProgress == 0)
+  }
+}

@@ -1,6 +1,7 @@
 import FailClosedSupport
 import Foundation
 import MockTor
+import TorControl
 
 /// A one-page HTTP/1.0 server on 127.0.0.1 for the mock to reach.
 final class TinyHTTPServer: @unchecked Sendable {
@@ -120,7 +121,7 @@ func probe(_ address: SocketAddress, steps: [[UInt8]], wait: Double = 0.6) throw
 }
 
 func makeMock(
-  _ personality: MockTorPersonality = .ctor, plan: MockBootstrapPlan = .healthy(after: 0),
+  _ personality: MockTorPersonality = .ctor, plan: BootstrapPlan = .healthy(after: 0),
   destinations: DestinationMap = DestinationMap(), faults: [String: StreamFault] = [:],
   eventLog: String? = nil, configure: (inout MockTorConfiguration) -> Void = { _ in }
 ) throws -> MockTor {
