@@ -206,6 +206,15 @@ public final class MockTor: @unchecked Sendable {
   /// Sleeps for `seconds` of the configured clock from a dedicated thread.
   func sleep(_ seconds: Double) {
     guard seconds > 0 else { return }
+    // Real clocks sleep here, without the cooperative pool (which blocked tests may hold).
+    if let scaled = configuration.clock as? ScaledClock {
+      usleep(UInt32(min(seconds / scaled.factor, 3600) * 1_000_000))
+      return
+    }
+    if configuration.clock is SystemClock {
+      usleep(UInt32(min(seconds, 3600) * 1_000_000))
+      return
+    }
     let done = DispatchSemaphore(value: 0)
     let clock = configuration.clock
     Task.detached {

@@ -50,7 +50,7 @@ func fetch(
     _ = try MockTor(allowed)
   }
 
-  @Test func artiBindsOnlyAfterBootstrapAndAllowsOnlyNoAuthConnect() throws {
+  @Test func artiBindsOnlyAfterBootstrapAndAllowsOnlyNoAuthConnect() async throws {
     let clock = ManualClock()
     let web = try TinyHTTPServer()
     defer { web.stop() }
@@ -64,12 +64,7 @@ func fetch(
     #expect(mock.socksAddress == nil)
     #expect(mock.bootstrapProgress == 0)
     #expect(mock.bootstrapSummary == "Starting...")
-    let advanced = DispatchSemaphore(value: 0)
-    Task.detached {
-      await clock.advance(by: 10)
-      advanced.signal()
-    }
-    advanced.wait()
+    await clock.advance(by: 10)
     let proxy = try #require(mock.waitForListener())
     #expect(mock.bootstrapProgress == 100)
     #expect(mock.bootstrapSummary == "Ready")
@@ -90,7 +85,7 @@ func fetch(
     #expect(events.first == 0 && events.last == 100)
   }
 
-  @Test func ctorStreamsWaitForTheBootstrap() throws {
+  @Test func ctorStreamsWaitForTheBootstrap() async throws {
     let clock = ManualClock()
     let web = try TinyHTTPServer()
     defer { web.stop() }
@@ -108,17 +103,12 @@ func fetch(
     }
     usleep(300_000)
     #expect(result.withLock { $0 } == nil, "the stream must wait while bootstrapping")
-    let advanced = DispatchSemaphore(value: 0)
-    Task.detached {
-      await clock.advance(by: 30)
-      advanced.signal()
-    }
-    advanced.wait()
+    await clock.advance(by: 30)
     #expect(eventually { result.withLock { $0 } != nil })
     #expect(result.withLock { $0 }?.hasSuffix(web.body) == true)
   }
 
-  @Test func ctorStreamWaitIsBounded() throws {
+  @Test func ctorStreamWaitIsBounded() async throws {
     let clock = ManualClock()
     let mock = try makeMock(.ctor, plan: .healthy(after: 1000)) {
       $0.clock = clock
@@ -133,12 +123,7 @@ func fetch(
       }
     }
     usleep(200_000)
-    let advanced = DispatchSemaphore(value: 0)
-    Task.detached {
-      await clock.advance(by: 121)
-      advanced.signal()
-    }
-    advanced.wait()
+    await clock.advance(by: 121)
     #expect(eventually { result.withLock { $0 } != nil })
     #expect(result.withLock { $0 as? SOCKSError } == SOCKSError(.rejected(.ttlExpired), at: 3))
   }
@@ -207,7 +192,7 @@ func fetch(
     #expect(record["isolation"] == .object(["kind": "key", "key": "circuit-7"]))
   }
 
-  @Test func idleHandshakesTimeOut() throws {
+  @Test func idleHandshakesTimeOut() async throws {
     let clock = ManualClock()
     let mock = try makeMock(.ctor) {
       $0.clock = clock
@@ -217,12 +202,7 @@ func fetch(
     let socket = try Socket.connect(to: try #require(mock.socksAddress), timeout: 5)
     defer { socket.close() }
     #expect(eventually { mock.connectionCounts.current == 1 })
-    let advanced = DispatchSemaphore(value: 0)
-    Task.detached {
-      await clock.advance(by: 31)
-      advanced.signal()
-    }
-    advanced.wait()
+    await clock.advance(by: 31)
     socket.setTimeouts(seconds: 5)
     #expect((try? socket.read()) == [])
   }
@@ -298,17 +278,12 @@ final class Mutex<Value>: @unchecked Sendable {
 
 @Suite struct MockTorBootstrapPlanTests {
   /// A crashing Tor takes its SOCKS port with it, the way a dead process does.
-  @Test func crashClosesTheSOCKSPort() throws {
+  @Test func crashClosesTheSOCKSPort() async throws {
     let clock = ManualClock()
     let mock = try makeMock(.ctor, plan: .crash(after: 2)) { $0.clock = clock }
     defer { mock.stop() }
     let proxy = try #require(mock.socksAddress)
-    let advanced = DispatchSemaphore(value: 0)
-    Task.detached {
-      await clock.advance(by: 3)
-      advanced.signal()
-    }
-    advanced.wait()
+    await clock.advance(by: 3)
     // The crash is logged once the listener is closed.
     #expect(eventually { mock.eventLog.events("crash").count == 1 })
     #expect(mock.socksAddress == nil)
