@@ -68,28 +68,25 @@ enum SOCKSLoad {
     return (Double(counts.ok) / elapsed, counts.failed)
   }
 
-  /// One stream, `megabytes` sent and echoed back through the proxy.
+  /// One stream, `megabytes` sent one way through the proxy to the sink, which confirms them.
   static func bulk(proxy: SocketAddress, target: SocketAddress, megabytes: Int) throws -> Double {
     let socket = try open(proxy: proxy, target: target)
     let total = megabytes * 1_048_576
     let chunk = [UInt8](repeating: 0x61, count: 65536)
     let start = Date()
-    BlockingIO.detach("bulk.writer") {
-      var sent = 0
-      while sent < total {
-        guard (try? socket.write(chunk)) != nil else { return }
-        sent += chunk.count
-      }
+    try socket.write((0..<8).map { UInt8((UInt64(total) >> (56 - 8 * UInt64($0))) & 0xFF) })
+    var sent = 0
+    while sent < total {
+      try socket.write(chunk)
+      sent += chunk.count
     }
-    var received = 0
-    while received < total {
-      let bytes = try socket.read(max: 262_144)
-      if bytes.isEmpty { break }
-      received += bytes.count
-    }
+    let answer = try socket.read(max: 1)
     socket.close()
     let elapsed = Date().timeIntervalSince(start)
-    return Double(received) / 1_048_576 / elapsed
+    guard answer == [0x01] else {
+      throw SystemError("bulk: the sink did not confirm \(total) bytes", code: EIO)
+    }
+    return Double(total) / 1_048_576 / elapsed
   }
 
   /// Median round trip of one byte on an open stream, in microseconds.
@@ -110,18 +107,33 @@ enum SOCKSLoad {
     defer { echo.stop() }
     let rate = connectionRate(
       proxy: proxy, target: echo.address, seconds: quick ? 1.5 : 5, concurrency: 16)
-    let bulkRate = try bulk(proxy: proxy, target: echo.address, megabytes: quick ? 64 : 512)
+    let bulkRate = try stage("bulk") {
+      try bulk(proxy: proxy, target: echo.sinkAddress, megabytes: quick ? 64 : 512)
+    }
     let direct = try Socket.connect(to: echo.address, timeout: 5)
     let directLatency = try latency(of: direct, samples: quick ? 500 : 5000)
     direct.close()
-    let proxied = try open(proxy: proxy, target: echo.address)
-    let proxiedLatency = try latency(of: proxied, samples: quick ? 500 : 5000)
+    let proxied = try stage("latency") { try open(proxy: proxy, target: echo.address) }
+    let proxiedLatency = try stage("latency") {
+      try latency(of: proxied, samples: quick ? 500 : 5000)
+    }
     proxied.close()
     return Result(
       proxy: label, connectionsPerSecond: rate.rate, failedConnections: rate.failed,
       bulkMegabytesPerSecond: bulkRate, directLatencyMicroseconds: directLatency,
       proxiedLatencyMicroseconds: proxiedLatency)
   }
+}
+
+/// Names the measurement a failure happened in.
+struct StageError: Error, CustomStringConvertible {
+  let stage: String
+  let underlying: any Error
+  var description: String { "\(stage): \(underlying)" }
+}
+
+func stage<T>(_ name: String, _ body: () throws -> T) throws -> T {
+  do { return try body() } catch { throw StageError(stage: name, underlying: error) }
 }
 
 /// Thread-safe success and failure counts.
