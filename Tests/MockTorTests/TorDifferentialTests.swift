@@ -6,7 +6,7 @@ import Testing
 /// The same malformed and unsupported requests to Debian's tor and to the ctor mock must get
 /// the same bytes back (and the same close). Tor runs with its own DataDirectory and a single
 /// bridge at 127.0.0.1:1, so it never contacts anything but loopback (DisableNetwork 1 would
-/// keep its SOCKS port closed).
+/// keep its SOCKS port closed). It exits by itself if this test process dies before killing it.
 @Suite(.serialized) struct TorDifferentialTests {
   static let greeting: [UInt8] = [0x05, 0x01, 0x00]
   static func request(_ command: UInt8, _ rest: [UInt8]) -> [UInt8] {
@@ -73,6 +73,7 @@ import Testing
       UseBridges 1
       Bridge 127.0.0.1:1
       ClientUseIPv6 0
+      __OwningControllerProcess \(getpid())
       RunAsDaemon 0
       Log notice file \(directory.path)/notice.log
       """
