@@ -30,3 +30,10 @@ extension SandboxRun {
     return capture
   }
 }
+
+extension AddressPlan {
+  /// The guards as the audit's allowed endpoints.
+  public static var guardEndpoints: Set<Endpoint> {
+    Set(guards.map { Endpoint(address: IPAddress($0.host)!, port: $0.port) })
+  }
+}

@@ -80,26 +80,10 @@ public enum SandboxExec {
       try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
       pcapPath = directory + "/capture.pcap"
     }
-    let probe = SyncProbe(
-      destination: Endpoint(
-        address: IPAddress(AddressPlan.controlTarget.host)!, port: AddressPlan.controlTarget.port),
-      payloadPrefix: SyncProbe.defaultPrefix + Array(" \(run.names.prefix)".utf8))
-    var policy = AuditPolicy(
-      allowed: Set(options.allow), syncProbe: probe,
-      deviceAddresses: [IPAddress(AddressPlan.deviceV4)!, IPAddress(AddressPlan.deviceV6)!])
-    for guardAddress in AddressPlan.guards {
-      policy.allowed.insert(
-        Endpoint(address: IPAddress(guardAddress.host)!, port: guardAddress.port))
-    }
-    let device = run.device
-    let capture = LiveCapture(
-      LiveCapture.Configuration(
-        interface: AddressPlan.deviceInterface, policy: policy, pcapPath: pcapPath,
-        prepareThread: { try device.enterOnCurrentThread() }))
-    try capture.start()
+    let capture = try run.openDeviceCapture(
+      allowed: AddressPlan.guardEndpoints.union(options.allow), pcapPath: pcapPath)
     var captureStopped = false
     defer { if !captureStopped { _ = capture.stop() } }
-    try sendPositiveControl(run, probe: probe, capture: capture)
 
     if options.tor {
       let stop = try torStarter(run)

@@ -72,10 +72,9 @@ public struct ScenarioRunner: Sendable {
     try world.authority.writeRootCertificate(to: trustAnchors)
     try run.applyCensorRules(SandboxMapping.censorRules(scenario.network, at: 0))
 
-    let allowed = Set(
-      AddressPlan.guards.map { Endpoint(address: IPAddress($0.host)!, port: $0.port) })
     let pcapPath = directory + "/capture.pcap"
-    let capture = try run.openDeviceCapture(allowed: allowed, pcapPath: pcapPath)
+    let capture = try run.openDeviceCapture(
+      allowed: AddressPlan.guardEndpoints, pcapPath: pcapPath)
     var captureStopped = false
     defer { if !captureStopped { _ = capture.stop() } }
 
