@@ -57,7 +57,7 @@ public final class TorProcess: @unchecked Sendable {
 
   /// SIGTERM, then SIGKILL after `grace` seconds. Blocking: call from a dedicated thread or at
   /// teardown.
-  public func stop(grace: Double = 3) {
+  public func stop(grace: Double = 1) {
     guard isRunning else {
       process?.waitUntilExit()
       return
