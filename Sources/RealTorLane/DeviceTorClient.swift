@@ -20,7 +20,8 @@ public final class DeviceTorClient: @unchecked Sendable {
   public let client: TorClientProcess
   private let clock: any HarnessClock
   private let lock = NSLock()
-  private var seenLines = 0
+  private var seenSteps = 0
+  private var seenProblems = 0
   private var timeline: [TimedLine] = []
 
   public init(
@@ -37,23 +38,24 @@ public final class DeviceTorClient: @unchecked Sendable {
 
   /// Reads new log lines and stamps bootstrap progress and problems with the current time.
   public func poll() -> [TimedLine] {
-    let lines = client.log.split(separator: "\n")
+    let steps = client.bootstrap
+    let problems = client.problems
     let now = clock.now
     return lock.withLock {
-      for line in lines.dropFirst(seenLines) {
-        if let step = BootstrapLogLine(line) {
-          timeline.append(
-            TimedLine(
-              time: now, progress: step.progress, tag: step.tag, summary: step.summary,
-              reason: nil, count: nil))
-        } else if let problem = BootstrapProblemLine(line) {
-          timeline.append(
-            TimedLine(
-              time: now, progress: problem.progress, tag: problem.tag, summary: problem.warning,
-              reason: problem.reason, count: problem.count))
-        }
+      for step in steps.dropFirst(seenSteps) {
+        timeline.append(
+          TimedLine(
+            time: now, progress: step.progress, tag: step.tag, summary: step.summary,
+            reason: nil, count: nil))
       }
-      seenLines = max(seenLines, lines.count)
+      for problem in problems.dropFirst(seenProblems) {
+        timeline.append(
+          TimedLine(
+            time: now, progress: problem.progress, tag: problem.tag, summary: problem.warning,
+            reason: problem.reason, count: problem.count))
+      }
+      seenSteps = max(seenSteps, steps.count)
+      seenProblems = max(seenProblems, problems.count)
       return timeline
     }
   }

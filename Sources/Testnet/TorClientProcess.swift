@@ -23,6 +23,13 @@ public final class TorClientProcess: @unchecked Sendable {
     (try? String(contentsOfFile: dataDirectory + "/notice.log", encoding: .utf8)) ?? ""
   }
   public var bootstrap: [BootstrapLogLine] { BootstrapLogLine.all(in: log) }
+  /// Every "Problem bootstrapping" line, info level included (see TorrcBuilder.client).
+  public var problems: [BootstrapProblemLine] {
+    let text =
+      (try? String(contentsOfFile: dataDirectory + "/bootstrap-problems.log", encoding: .utf8))
+      ?? log
+    return BootstrapProblemLine.all(in: text)
+  }
   public var progress: Int { bootstrap.last?.progress ?? 0 }
 
   /// Waits until the client logs 100%; returns the seconds it took. Throws with the log's tail

@@ -108,6 +108,9 @@ public struct TorrcBuilder: Sendable {
       "ControlPort 127.0.0.1:\(controlPort)",
       "CookieAuthentication 1",
       "Log notice file \(dataDirectory)/notice.log",
+      // Bootstrap problems are logged at info level until their count makes them warnings;
+      // the control domain alone is small, and shows a censor's first bite.
+      "Log [control]info file \(dataDirectory)/bootstrap-problems.log",
       "ClientUseIPv6 0",
     ]
     if disableNetwork { lines.append("DisableNetwork 1") }

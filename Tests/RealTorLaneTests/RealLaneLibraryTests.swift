@@ -18,8 +18,11 @@ struct RealLaneLibraryTests {
       let runner = RealLaneRunner(sandbox: sandbox, directory: base)
       defer { runner.testnet.stop() }
       _ = try await runner.start()
-      for laneCase in RealLaneCase.library
-      where laneCase.name.contains(ProcessInfo.processInfo.environment["FC_LANE_CASE"] ?? "") {
+      // FC_LANE_CASE=NAME runs only the cases whose name contains NAME (when debugging one).
+      let only = ProcessInfo.processInfo.environment["FC_LANE_CASE"] ?? ""
+      let cases = RealLaneCase.library.filter { only.isEmpty || $0.name.contains(only) }
+      #expect(!cases.isEmpty, "FC_LANE_CASE=\(only) matches no case")
+      for laneCase in cases {
         let result = try await runner.run(laneCase, reportDirectory: base + "/reports")
         #expect(
           result.failures.isEmpty,
