@@ -49,6 +49,14 @@ if socks:
                    f"{r['bulkMegabytesPerSecond']:.0f} | {added:.0f} |")
     out.append("")
 
+sc = next((r for r in rows if r["section"] == "scenarios"), None)
+if sc:
+    out.append("## 4. Scenario suite (sandbox, capture, mock Tor, app; --jobs 2)\n")
+    out.append("| what | wall s | virtual s |")
+    out.append("|---|---:|---:|")
+    if sc["suite_wall_s"] is not None:
+        out.append(f"| whole library ({sc['scenarios']} scenarios) | {sc['suite_wall_s']:.1f} | |")
+    out.append(f"| stall-past-75s alone | {sc['stall_wall_s']:.1f} | {sc['stall_virtual_s']} |\n")
 tn = [r for r in rows if r["section"] == "testnet"]
 if tn:
     out.append("## 5. Real-Tor lane (Debian tor, loopback private network)\n")
@@ -59,13 +67,5 @@ if tn:
     out.append(f"| {len(tn)} | {statistics.median(n):.1f} ({min(n):.1f}-{max(n):.1f}) | "
                f"{statistics.median(c):.1f} ({min(c):.1f}-{max(c):.1f}) |\n")
 
-sc = next((r for r in rows if r["section"] == "scenarios"), None)
-if sc:
-    out.append("## 4. Scenario suite (sandbox, capture, mock Tor, app; --jobs 2)\n")
-    out.append("| what | wall s | virtual s |")
-    out.append("|---|---:|---:|")
-    if sc["suite_wall_s"] is not None:
-        out.append(f"| whole library ({sc['scenarios']} scenarios) | {sc['suite_wall_s']:.1f} | |")
-    out.append(f"| stall-past-75s alone | {sc['stall_wall_s']:.1f} | {sc['stall_virtual_s']} |\n")
 out.append("Not measured yet: capture fidelity (highest zero-drop rate across the sandbox link).")
 print("\n".join(out))
