@@ -28,7 +28,7 @@ let package = Package(
     // Pure HTTP/1.1 and WebSocket (RFC 6455) codecs: bytes in, messages out.
     .target(name: "HTTPCodec"),
     // The pure decoder and deny-by-default policy; libpcap capture and pcap files.
-    .target(name: "Audit"),
+    .target(name: "Audit", dependencies: ["FailClosedSupport"]),
     .target(name: "Capture", dependencies: ["CPcap", "Audit", "FailClosedSupport"]),
     // Namespaces, veths, nftables, the world's services.
     .target(

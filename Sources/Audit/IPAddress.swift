@@ -1,3 +1,4 @@
+import FailClosedSupport
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -37,17 +38,8 @@ public struct IPAddress: Hashable, Sendable, Comparable, CustomStringConvertible
 
   /// Parses "10.0.0.1" or "fd00::1" (no brackets, no port).
   public init?(_ text: String) {
-    var v4 = in_addr()
-    if inet_pton(AF_INET, text, &v4) == 1 {
-      self.init(bytes: withUnsafeBytes(of: &v4) { Array($0) })
-      return
-    }
-    var v6 = in6_addr()
-    if inet_pton(AF_INET6, text, &v6) == 1 {
-      self.init(bytes: withUnsafeBytes(of: &v6) { Array($0) })
-      return
-    }
-    return nil
+    guard let bytes = SocketAddress.parseIP(text) else { return nil }
+    self.init(bytes: bytes)
   }
 
   public var bytes: [UInt8] {
@@ -100,23 +92,12 @@ public struct Endpoint: Hashable, Sendable, Comparable, CustomStringConvertible 
 
   /// Parses "a.b.c.d:port" or "[v6]:port".
   public init?(_ text: String) {
-    let host: Substring
-    let portText: Substring
-    if text.hasPrefix("[") {
-      guard let close = text.firstIndex(of: "]") else { return nil }
-      host = text[text.index(after: text.startIndex)..<close]
-      let rest = text[text.index(after: close)...]
-      guard rest.hasPrefix(":") else { return nil }
-      portText = rest.dropFirst()
-    } else {
-      guard let colon = text.lastIndex(of: ":"), text.firstIndex(of: ":") == colon else {
-        return nil
-      }
-      host = text[..<colon]
-      portText = text[text.index(after: colon)...]
-    }
-    guard let port = UInt16(portText), let address = IPAddress(String(host)) else { return nil }
-    self.init(address: address, port: port)
+    guard let parsed = SocketAddress(text) else { return nil }
+    self.init(parsed)
+  }
+
+  public init(_ address: SocketAddress) {
+    self.init(address: IPAddress(bytes: address.bytes)!, port: address.port)
   }
 
   public var description: String {

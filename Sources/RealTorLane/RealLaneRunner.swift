@@ -47,10 +47,7 @@ public final class RealLaneRunner: @unchecked Sendable {
   {
     let sandbox = self.sandbox
     try await BlockingIO.run("lane.censor") { try sandbox.applyCensorRules(laneCase.censor) }
-    let allowed = Set(
-      try testnet.allowlist().map {
-        Endpoint(address: IPAddress($0.host)!, port: $0.port)
-      })
+    let allowed = Set(try testnet.allowlist().map(Endpoint.init))
     var pcapPath: String?
     if let reportDirectory {
       try FileManager.default.createDirectory(

@@ -34,6 +34,6 @@ extension SandboxRun {
 extension AddressPlan {
   /// The guards as the audit's allowed endpoints.
   public static var guardEndpoints: Set<Endpoint> {
-    Set(guards.map { Endpoint(address: IPAddress($0.host)!, port: $0.port) })
+    Set(guards.map(Endpoint.init))
   }
 }
