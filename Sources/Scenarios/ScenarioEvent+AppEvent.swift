@@ -59,6 +59,8 @@ extension ScenarioEvent {
       name = "action"
     case .error:
       name = "error"
+    case .tor:
+      name = "tor-\(phase)"
     }
     self.init(time: event.time, name: name, fields: fields)
   }

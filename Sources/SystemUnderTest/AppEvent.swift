@@ -30,6 +30,11 @@ public struct AppEvent: Sendable, Equatable {
     case directory
     /// Something went wrong in the driver: `message`.
     case error
+    /// What a control-port Tor client reported or was told (the C tor backends): `phase`
+    /// (bootstrap|problem|command|reply-timeout|process), optional `progress`, `tag`,
+    /// `summary`, `reason`, `count` (problems), `command` (what the controller sent),
+    /// `detail`.
+    case tor
   }
 
   public let time: Double

@@ -13,23 +13,27 @@ public struct SUTProfile: Sendable, Equatable {
   public let rejectsUnreachableOnionRelays: Bool
   /// Weakness 4: whether TorURLSession.rebuild() cancels the old sessions' tasks. bitchat: no.
   public let rebuildCancelsOldTasks: Bool
+  /// bitchat's largest known gap: no bridges or pluggable transports. Whether configured
+  /// bridge lines reach the Tor client. bitchat: ignored; hardened: used, bridges only.
+  public let usesBridges: Bool
 
   public static let bitchat = SUTProfile(
     name: "bitchat", socksProbeTimeout: 60.0, directoryGatedByActivation: false,
-    rejectsUnreachableOnionRelays: false, rebuildCancelsOldTasks: false)
+    rejectsUnreachableOnionRelays: false, rebuildCancelsOldTasks: false, usesBridges: false)
 
   public static let hardened = SUTProfile(
     name: "hardened", socksProbeTimeout: 75.0, directoryGatedByActivation: true,
-    rejectsUnreachableOnionRelays: true, rebuildCancelsOldTasks: true)
+    rejectsUnreachableOnionRelays: true, rebuildCancelsOldTasks: true, usesBridges: true)
 
   public init(
     name: String, socksProbeTimeout: Double, directoryGatedByActivation: Bool,
-    rejectsUnreachableOnionRelays: Bool, rebuildCancelsOldTasks: Bool
+    rejectsUnreachableOnionRelays: Bool, rebuildCancelsOldTasks: Bool, usesBridges: Bool = false
   ) {
     self.name = name
     self.socksProbeTimeout = socksProbeTimeout
     self.directoryGatedByActivation = directoryGatedByActivation
     self.rejectsUnreachableOnionRelays = rejectsUnreachableOnionRelays
     self.rebuildCancelsOldTasks = rebuildCancelsOldTasks
+    self.usesBridges = usesBridges
   }
 }
