@@ -35,9 +35,14 @@ enum HTTPResponder {
       return
     }
     let host = head.headers["Host"] ?? "?"
-    let body = Array("failclosed world: \(host)\(head.target)\n".utf8)
+    let path = head.target.split(separator: "?", maxSplits: 1).first.map(String.init) ?? ""
+    let isDirectory = path.hasSuffix(".csv")
+    let text = isDirectory ? WorldRelayDirectory.csv : "failclosed world: \(host)\(head.target)\n"
+    let body = Array(text.utf8)
     let response = HTTPResponse(
-      status: 200, headers: ["Content-Type": "text/plain", "Connection": "close"], body: body)
+      status: 200,
+      headers: ["Content-Type": isDirectory ? "text/csv" : "text/plain", "Connection": "close"],
+      body: body)
     _ = try? stream.write(response.encoded())
   }
 

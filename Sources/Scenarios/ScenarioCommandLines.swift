@@ -1,4 +1,5 @@
 import Foundation
+import Sandbox
 
 /// The command lines the runner starts in the device for a scenario: the mock Tor and the app
 /// driver. Pure, so the mapping from a scenario file to processes is tested without a sandbox.
@@ -71,15 +72,7 @@ public enum ScenarioCommandLines {
 
   /// The relay directory the app cached on an earlier run (bitchat's georelays_cache_v2.csv):
   /// 60 relays, so the app starts from its cache as a real install does.
-  public static func directoryCache() -> String {
-    var lines = ["relay url,latitude,longitude"]
-    for index in 0..<60 {
-      let latitude = Double(index % 18) * 10 - 85
-      let longitude = Double(index) * 6 - 179
-      lines.append("wss://relay\(index).example,\(latitude),\(longitude)")
-    }
-    return lines.joined(separator: "\n") + "\n"
-  }
+  public static func directoryCache() -> String { WorldRelayDirectory.csv }
 
   /// Virtual times at which the runner kills the mock Tor.
   public static func crashTimes(_ scenario: Scenario) -> [Double] {

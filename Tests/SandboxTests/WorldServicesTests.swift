@@ -25,6 +25,24 @@ struct WorldServicesTests {
   }
 
   @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  func csvPathsGetTheRelayDirectory() async throws {
+    try await withSandbox { run in
+      let world = try await BlockingIO.run { try run.startWorld() }
+      let caPath = NSTemporaryDirectory() + "failclosed-ca-\(getpid())-csv.pem"
+      defer { try? FileManager.default.removeItem(atPath: caPath) }
+      try world.authority.writeRootCertificate(to: caPath)
+      let output = try await BlockingIO.run {
+        try CommandRunner.run([
+          "ip", "netns", "exec", run.names.device, "curl", "-sS", "-m", "5", "--cacert", caPath,
+          "-w", "%{content_type}",
+          "https://raw.githubusercontent.com/permissionlesstech/bitchat/refs/heads/main/relays/online_relays_gps.csv",
+        ])
+      }
+      #expect(output.stdout == WorldRelayDirectory.csv + "text/csv")
+    }
+  }
+
+  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
   func webSocketsEchoMessages() async throws {
     try await withSandbox { run in
       _ = try await BlockingIO.run { try run.startWorld() }
