@@ -16,9 +16,11 @@ let package = Package(
 
     // Clock, descriptors, sockets, processes: the edges every other module shares.
     .target(name: "FailClosedSupport"),
+    // SHA-1 and SHA-256 in Swift, for the pure protocol modules (WebSocket accept, SAFECOOKIE).
+    .target(name: "Digest"),
     // Pure protocol cores: bytes in, events and bytes out.
     .target(name: "SOCKS"),
-    .target(name: "TorControl"),
+    .target(name: "TorControl", dependencies: ["Digest"]),
     // The mock Tor: SOCKS listener, bootstrap simulator, control port, stream faults.
     .target(name: "MockTor", dependencies: ["SOCKS", "TorControl", "FailClosedSupport"]),
     // A private Tor network of Debian's tor processes (the real-Tor lane).
@@ -26,7 +28,7 @@ let package = Package(
     // OpenSSL at the edge: TLS client and server, a test CA made at run time.
     .target(name: "TLS", dependencies: ["COpenSSL", "HTTPCodec", "FailClosedSupport"]),
     // Pure HTTP/1.1 and WebSocket (RFC 6455) codecs: bytes in, messages out.
-    .target(name: "HTTPCodec"),
+    .target(name: "HTTPCodec", dependencies: ["Digest"]),
     // The pure decoder and deny-by-default policy; libpcap capture and pcap files.
     .target(name: "Audit", dependencies: ["FailClosedSupport"]),
     .target(name: "Capture", dependencies: ["CPcap", "Audit", "FailClosedSupport"]),
@@ -61,7 +63,8 @@ let package = Package(
 
     .testTarget(name: "SupportTests", dependencies: ["FailClosedSupport"]),
     .testTarget(name: "SOCKSTests", dependencies: ["SOCKS"]),
-    .testTarget(name: "TorControlTests", dependencies: ["TorControl"]),
+    .testTarget(name: "TorControlTests", dependencies: ["TorControl", "Digest"]),
+    .testTarget(name: "DigestTests", dependencies: ["Digest"]),
     .testTarget(name: "MockTorTests", dependencies: ["MockTor", "SOCKS", "FailClosedSupport"]),
     .testTarget(name: "TestnetTests", dependencies: ["Testnet", "FailClosedSupport"]),
     .testTarget(

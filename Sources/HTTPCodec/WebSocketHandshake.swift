@@ -1,3 +1,4 @@
+import Digest
 import Foundation
 
 /// The opening handshake of RFC 6455 section 4, both sides, as pure functions over the HTTP

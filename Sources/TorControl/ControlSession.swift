@@ -1,3 +1,5 @@
+import Digest
+
 /// What the server side knows when it answers: the live parts of GETINFO and GETCONF. The edge
 /// fills it from the mock before each batch of bytes; SETCONF writes `disableNetwork` back.
 public struct ControlContext: Hashable, Sendable {

@@ -1,7 +1,6 @@
+import Digest
 import Foundation
 import Testing
-
-@testable import HTTPCodec
 
 @Suite struct SHA1Tests {
   // FIPS 180 examples, plus a message that spans two padding blocks.

@@ -1,5 +1,5 @@
-/// SHA-256 (FIPS 180-4) and HMAC-SHA-256 (RFC 2104), here because SAFECOOKIE authentication
-/// needs them and this module stays free of C libraries. Not for bulk data.
+/// SHA-256 (FIPS 180-4) and HMAC-SHA-256 (RFC 2104): tor's SAFECOOKIE authentication needs
+/// them, and the control-port modules stay free of C libraries. Not for bulk data.
 public enum SHA256 {
   private static let k: [UInt32] = [
     0x428a_2f98, 0x7137_4491, 0xb5c0_fbcf, 0xe9b5_dba5, 0x3956_c25b, 0x59f1_11f1, 0x923f_82a4,
@@ -19,21 +19,8 @@ public enum SHA256 {
       0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab,
       0x5be0_cd19,
     ]
-    var data = message
-    data.append(0x80)
-    while data.count % 64 != 56 { data.append(0) }
-    let bitLength = UInt64(message.count) &* 8
-    for shift in stride(from: 56, through: 0, by: -8) {
-      data.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift)))
-    }
     var w = [UInt32](repeating: 0, count: 64)
-    for chunk in stride(from: 0, to: data.count, by: 64) {
-      for i in 0..<16 {
-        let b = chunk + i * 4
-        w[i] =
-          UInt32(data[b]) << 24 | UInt32(data[b + 1]) << 16 | UInt32(data[b + 2]) << 8
-          | UInt32(data[b + 3])
-      }
+    MessageBlocks.forEachBlock(of: message, schedule: &w) { w in
       for i in 16..<64 {
         let s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3)
         let s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10)
@@ -63,18 +50,9 @@ public enum SHA256 {
         b = a
         a = t1 &+ t2
       }
-      h[0] &+= a
-      h[1] &+= b
-      h[2] &+= c
-      h[3] &+= d
-      h[4] &+= e
-      h[5] &+= f
-      h[6] &+= g
-      h[7] &+= hh
+      for (index, value) in [a, b, c, d, e, f, g, hh].enumerated() { h[index] &+= value }
     }
-    return h.flatMap { word in
-      [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: word >> UInt32($0)) }
-    }
+    return MessageBlocks.bytes(h)
   }
 
   public static func hmac(key: [UInt8], message: [UInt8]) -> [UInt8] {
