@@ -1,3 +1,5 @@
+import FailClosedSupport
+
 extension JSONValue {
   /// Serialises with keys in their given order. `indent` nil gives one line; otherwise each
   /// nesting level is indented by that many spaces.
@@ -54,23 +56,8 @@ extension JSONValue {
     out += "\n" + String(repeating: " ", count: indent * level)
   }
 
+  /// "<" escaped so a report embedded in HTML can never close its <script> element.
   private static func writeString(_ s: String, into out: inout String) {
-    out += "\""
-    for scalar in s.unicodeScalars {
-      switch scalar {
-      case "\"": out += "\\\""
-      case "\\": out += "\\\\"
-      case "\n": out += "\\n"
-      case "\r": out += "\\r"
-      case "\t": out += "\\t"
-      // "<" escaped so a report embedded in HTML can never close its <script> element.
-      case "<": out += "\\u003c"
-      case _ where scalar.value < 0x20:
-        let hex = String(scalar.value, radix: 16)
-        out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-      default: out.unicodeScalars.append(scalar)
-      }
-    }
-    out += "\""
+    out += JSONText.quote(s, escapingLessThan: true)
   }
 }

@@ -1,3 +1,4 @@
+import FailClosedSupport
 import Foundation
 
 /// One line of the app driver's output: what happened, at which virtual time. This file is the
@@ -128,28 +129,5 @@ public enum EventValue: Sendable, Equatable, CustomStringConvertible, Expressibl
     case .double(let value): return String(value)
     case .bool(let value): return String(value)
     }
-  }
-}
-
-/// JSON string quoting (RFC 8259), small enough not to need an encoder per line.
-enum JSONText {
-  static func quote(_ text: String) -> String {
-    var out = "\""
-    for scalar in text.unicodeScalars {
-      switch scalar {
-      case "\"": out += "\\\""
-      case "\\": out += "\\\\"
-      case "\n": out += "\\n"
-      case "\r": out += "\\r"
-      case "\t": out += "\\t"
-      default:
-        if scalar.value < 0x20 {
-          out += String(format: "\\u%04x", scalar.value)
-        } else {
-          out.unicodeScalars.append(scalar)
-        }
-      }
-    }
-    return out + "\""
   }
 }

@@ -1,3 +1,4 @@
+import FailClosedSupport
 import Foundation
 
 /// A Nostr event as bitchat sends it (NIP-01 fields). The model does not sign: the fake relays
