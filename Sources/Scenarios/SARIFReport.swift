@@ -1,12 +1,17 @@
 import Audit
 
 /// sarif.json: SARIF 2.1.0 for code-scanning uploads. One result per leak, with one rule per
-/// leak class. Exposure (the user's choice) and the expected leaks of canaries are not results.
+/// leak class. The expected leaks of canaries and exposure (the user's choice) are results too,
+/// but suppressed with the reason, so a reviewer sees the evidence and no alert is raised. A
+/// canary that caught nothing is an error of its own rule: the detector did not fire, so no
+/// pass of that run can be trusted.
 public enum SARIFReport {
   public static let schemaURI =
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 
   public static func ruleID(_ c: LeakClass) -> String { "failclosed/leak/\(c.rawValue)" }
+
+  public static let canaryMissedRuleID = "failclosed/canary-missed"
 
   static let ruleText: [LeakClass: (name: String, text: String)] = [
     .dns: ("DNSLeak", "A DNS question left the device outside Tor."),
@@ -23,35 +28,60 @@ public enum SARIFReport {
   }
 
   public static func make(_ report: RunReport) -> JSONValue {
-    let rules: [JSONValue] = LeakClass.allCases.map { c in
+    var rules: [JSONValue] = LeakClass.allCases.map { c in
       let info = ruleText[c]!
-      return .object([
-        ("id", .string(ruleID(c))),
-        ("name", .string(info.name)),
-        ("shortDescription", .object([("text", .string(info.text))])),
-        (
-          "fullDescription",
-          .object([
-            (
-              "text",
-              .string(
-                info.text
-                  + " failclosed saw it in the packet capture while the app was meant to use Tor."
-              )
-            )
-          ])
-        ),
-        ("defaultConfiguration", .object([("level", .string("error"))])),
-        ("properties", .object([("tags", .array([.string("security"), .string("tor")]))])),
-      ])
+      return rule(id: ruleID(c), name: info.name, text: info.text)
     }
+    rules.append(
+      rule(
+        id: canaryMissedRuleID, name: "CanaryMissed",
+        text: "A canary client that really leaks was not caught: the leak detector did not fire."))
     var results: [JSONValue] = []
-    for r in report.results where !r.scenario.isCanary {
+    for r in report.results {
+      let suppression: String? =
+        r.scenario.isCanary
+        ? "canary: this scenario's client leaks on purpose, to prove the detector fires" : nil
       for leak in r.judgement.leaks {
-        results.append(result(leak, r))
+        results.append(result(leak, r, suppressedBecause: suppression))
+      }
+      for leak in r.judgement.exposure {
+        results.append(
+          result(
+            leak, r,
+            suppressedBecause: "exposure: the user had turned Tor off, so this is the user's choice"
+          ))
+      }
+      for missed in r.judgement.expectations where missed.status == .failed {
+        if case .leakCaught = missed.expectation { results.append(canaryMissed(missed, r)) }
       }
     }
-    return .object([
+    return document(report, rules: rules, results: results)
+  }
+
+  static func rule(id: String, name: String, text: String) -> JSONValue {
+    .object([
+      ("id", .string(id)),
+      ("name", .string(name)),
+      ("shortDescription", .object([("text", .string(text))])),
+      (
+        "fullDescription",
+        .object([
+          (
+            "text",
+            .string(
+              text
+                + " failclosed saw it in the packet capture while the app was meant to use Tor."
+            )
+          )
+        ])
+      ),
+      ("defaultConfiguration", .object([("level", .string("error"))])),
+      ("properties", .object([("tags", .array([.string("security"), .string("tor")]))])),
+    ])
+  }
+
+  static func document(_ report: RunReport, rules: [JSONValue], results: [JSONValue]) -> JSONValue {
+    .object([
       ("$schema", .string(schemaURI)),
       ("version", .string("2.1.0")),
       (
@@ -87,31 +117,49 @@ public enum SARIFReport {
     ])
   }
 
-  static func result(_ leak: ScenarioLeak, _ r: ScenarioResult) -> JSONValue {
+  static func location(_ r: ScenarioResult) -> JSONValue {
+    .array([
+      .object([
+        (
+          "physicalLocation",
+          .object([
+            ("artifactLocation", .object([("uri", .string(r.scenario.path))])),
+            ("region", .object([("startLine", .number(1))])),
+          ])
+        )
+      ])
+    ])
+  }
+
+  static func canaryMissed(_ missed: ExpectationResult, _ r: ScenarioResult) -> JSONValue {
+    .object([
+      ("ruleId", .string(canaryMissedRuleID)),
+      ("ruleIndex", .number(Double(LeakClass.allCases.count))),
+      ("level", .string("error")),
+      (
+        "message",
+        .object([("text", .string("Scenario \(r.scenario.name): \(missed.reason)"))])
+      ),
+      ("locations", location(r)),
+      ("partialFingerprints", .object([("failclosedCanary/v1", .string(r.scenario.name))])),
+      ("properties", .object([("scenario", .string(r.scenario.name))])),
+    ])
+  }
+
+  static func result(_ leak: ScenarioLeak, _ r: ScenarioResult, suppressedBecause: String?)
+    -> JSONValue
+  {
     let names = leak.names.isEmpty ? "" : " for \(leak.names.joined(separator: ", "))"
     let text =
       "Scenario \(r.scenario.name): \(leak.leakClass.rawValue) leak to \(leak.destination)"
       + "\(names), first at \(formatSeconds(leak.firstTime)), \(leak.packets) packet(s). "
       + "Proves: \(r.scenario.proves)"
-    return .object([
+    var members: [(key: String, value: JSONValue)] = [
       ("ruleId", .string(ruleID(leak.leakClass))),
       ("ruleIndex", .number(Double(LeakClass.allCases.firstIndex(of: leak.leakClass)!))),
       ("level", .string("error")),
       ("message", .object([("text", .string(text))])),
-      (
-        "locations",
-        .array([
-          .object([
-            (
-              "physicalLocation",
-              .object([
-                ("artifactLocation", .object([("uri", .string(r.scenario.path))])),
-                ("region", .object([("startLine", .number(1))])),
-              ])
-            )
-          ])
-        ])
-      ),
+      ("locations", location(r)),
       (
         "partialFingerprints",
         .object([
@@ -133,6 +181,16 @@ public enum SARIFReport {
           ("bytes", .number(Double(leak.bytes))),
         ])
       ),
-    ])
+    ]
+    if let suppressedBecause {
+      members.append(
+        (
+          "suppressions",
+          .array([
+            .object([("kind", .string("external")), ("justification", .string(suppressedBecause))])
+          ])
+        ))
+    }
+    return .object(members)
   }
 }

@@ -85,10 +85,23 @@ import Testing
     let ruleIDs = rules.compactMap { rule -> String? in
       if case .string(let id) = rule["id"] { return id } else { return nil }
     }
-    #expect(ruleIDs.count == LeakClass.allCases.count)
-    // Two leaks in the leaking scenario; the canary's expected leak and exposure are not results.
-    #expect(results.count == 2)
-    for (i, result) in results.enumerated() {
+    #expect(ruleIDs.count == LeakClass.allCases.count + 1)
+    #expect(ruleIDs.last == SARIFReport.canaryMissedRuleID)
+    // Two leaks in the leaking scenario; the canary's expected leak and the exposure are
+    // results too, suppressed with their reason.
+    let suppressed = results.filter { $0["suppressions"] != nil }
+    let justifications = suppressed.compactMap { result -> String? in
+      guard case .array(let list) = result["suppressions"],
+        case .string(let text)? = list.first?["justification"]
+      else { return nil }
+      return text
+    }
+    #expect(justifications.count == 2)
+    #expect(justifications.contains { $0.hasPrefix("canary:") })
+    #expect(justifications.contains { $0.hasPrefix("exposure:") })
+    let alerts = results.filter { $0["suppressions"] == nil }
+    #expect(alerts.count == 2)
+    for (i, result) in alerts.enumerated() {
       guard case .string(let ruleID) = result["ruleId"] else {
         Issue.record("result \(i) has no ruleId")
         continue
@@ -111,6 +124,30 @@ import Testing
       #expect(
         location["physicalLocation"]?["artifactLocation"]?["uri"]
           == .string("Scenarios/activation-revoked.json"))
+    }
+  }
+
+  @Test func sarifRaisesACanaryThatCaughtNothing() throws {
+    let missed = ScenarioResult(
+      scenario: makeScenario([.leakCaught(classes: [.dns])], name: "naive-port-canary"),
+      outcome: makeOutcome())
+    let report = RunReport(
+      startedAt: "2026-11-29T14:00:00Z", versions: ["failclosed": "0.1.0"], results: [missed],
+      loadErrors: [])
+    let doc = try JSONParser.parse(SARIFReport.render(report))
+    guard case .array(let runs) = doc["runs"], case .array(let results)? = runs.first?["results"]
+    else {
+      Issue.record("no results")
+      return
+    }
+    #expect(results.count == 1)
+    #expect(results.first?["ruleId"] == .string(SARIFReport.canaryMissedRuleID))
+    #expect(results.first?["level"] == .string("error"))
+    #expect(results.first?["suppressions"] == nil)
+    if case .string(let text)? = results.first?["message"]?["text"] {
+      #expect(text.contains("the detector did not fire"))
+    } else {
+      Issue.record("no message")
     }
   }
 
