@@ -151,6 +151,8 @@ public struct ControlSession: Sendable {
     case "SETCONF": return setConf(command, reset: false, context: &context, output: &output)
     case "RESETCONF": return setConf(command, reset: true, context: &context, output: &output)
     case "GETCONF": return getConf(command, context: context)
+    // tor ties its lifetime to this connection; a mock has nothing to tie, so only the answer.
+    case "TAKEOWNERSHIP", "DROPOWNERSHIP": return .ok
     default:
       if ControlSession.torCommands.contains(keyword) {
         return ControlReply(511, "Unimplemented command \"\(command.keyword)\"")
