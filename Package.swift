@@ -39,7 +39,9 @@ let package = Package(
     // bitchat's Tor layer, modelled on Linux.
     .target(
       name: "SystemUnderTest",
-      dependencies: ["SOCKS", "TLS", "HTTPCodec", "MockTor", "TorControl", "FailClosedSupport"]),
+      dependencies: [
+        "SOCKS", "TLS", "HTTPCodec", "MockTor", "TorControl", "Testnet", "FailClosedSupport",
+      ]),
     // The real-Tor lane: the private network in the world namespace, a real tor client in the
     // device namespace, censored by nftables in between.
     .target(

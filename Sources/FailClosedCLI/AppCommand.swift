@@ -10,11 +10,21 @@ public struct AppCommand: Command {
   public let summary = "run the modelled app (bitchat's Tor layer) through timed actions"
   public let usage = """
     Usage: failclosed app --actions FILE|- [--profile bitchat|hardened|naive-port]
-                          [--backend arti|mock|ctor|simulated] [--time-scale N] [--state-dir DIR]
-                          [--socks HOST:PORT] [--directory-url URL] [--relay URL]...
+                          [--backend arti|mock|ctor|tor|simulated] [--time-scale N]
+                          [--state-dir DIR] [--socks HOST:PORT] [--directory-url URL]
+                          [--relay URL]... [--torrc-base FILE] [--tor-binary PATH]
+                          [--bridge LINE]...
 
     Reads timed actions (JSON lines or a JSON array; see docs/app-driver.md) and prints each
     state change, notification, socket opened and request as a JSON line with its virtual time.
+
+    --backend tor starts Debian's tor itself, in the namespace the app runs in (run it in the
+    harness's device namespace; in the host's, every address tor is given must be loopback):
+    <state-dir>/tor/torrc is --torrc-base (the network's settings: DirAuthority lines...) plus
+    the app's own options, SOCKS at --socks, control port at --control (127.0.0.1:39051, cookie
+    authentication). Bridges come from preferences.json key tor.bridges (an array of bridge
+    lines), which --bridge LINE (repeatable) replaces; the hardened profile uses them (a
+    malformed line: tor is not started), bitchat ignores them (it has no bridge support).
     """
   public let options: [OptionSpec] = [
     OptionSpec("actions", .single, valueName: "FILE|-", help: "the actions file, - for stdin"),
@@ -22,8 +32,10 @@ public struct AppCommand: Command {
       "profile", .single, valueName: "NAME", help: "bitchat (default), hardened or naive-port"),
     OptionSpec(
       "backend", .single, valueName: "NAME",
-      help: "arti (a running mock at --socks, default), mock (in process), ctor or simulated"),
-    OptionSpec("control", .single, valueName: "HOST:PORT", help: "--backend ctor: control port"),
+      help:
+        "arti (a running mock at --socks, default), mock (in process), ctor, tor or simulated"),
+    OptionSpec(
+      "control", .single, valueName: "HOST:PORT", help: "--backend ctor/tor: control port"),
     OptionSpec("control-password", .single, valueName: "P", help: "--backend ctor: password"),
     OptionSpec("control-cookie", .single, valueName: "FILE", help: "--backend ctor: cookie file"),
     OptionSpec(
@@ -39,6 +51,14 @@ public struct AppCommand: Command {
       "bootstrap-seconds", .single, valueName: "S",
       help: "simulated backend: bootstrap time, 'never' for a stall"),
     OptionSpec("seed", .single, valueName: "N", help: "jitter seed (default 1)"),
+    OptionSpec(
+      "torrc-base", .single, valueName: "FILE",
+      help: "--backend tor: the network's client settings (DirAuthority lines...)"),
+    OptionSpec(
+      "tor-binary", .single, valueName: "PATH", help: "--backend tor: tor (default /usr/bin/tor)"),
+    OptionSpec(
+      "bridge", .repeated, valueName: "LINE",
+      help: "sets preferences key tor.bridges (repeatable; used by the hardened profile)"),
   ]
 
   public func run(_ arguments: ParsedArguments) async throws -> Int32 {
@@ -54,7 +74,8 @@ public struct AppCommand: Command {
     }
     if let backend = arguments.value("backend") {
       guard let value = AppDriver.Backend(rawValue: backend) else {
-        throw UsageError("--backend: expected arti, mock, ctor or simulated, got '\(backend)'")
+        throw UsageError(
+          "--backend: expected arti, mock, ctor, tor or simulated, got '\(backend)'")
       }
       options.backend = value
     }
@@ -112,6 +133,20 @@ public struct AppCommand: Command {
       guard let value = UInt64(seed) else { throw UsageError("--seed: expected an integer") }
       options.jitterSeed = value
     }
+    let bridges = arguments.all("bridge")
+    if !bridges.isEmpty {
+      do {
+        _ = try TorBridgeSettings.validate(bridges)
+      } catch {
+        throw UsageError("--bridge: \(error)")
+      }
+      options.bridges = bridges
+    }
+    if options.backend == .tor {
+      options.tor = try torConfiguration(arguments, options: &options)
+    } else if arguments.value("torrc-base") != nil || arguments.value("tor-binary") != nil {
+      throw UsageError("--torrc-base and --tor-binary need --backend tor")
+    }
     let text: String
     if actionsPath == "-" {
       text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
@@ -132,6 +167,28 @@ public struct AppCommand: Command {
       output.write(event.jsonLine)
     }
     return ExitCode.pass
+  }
+
+  /// --backend tor: the base torrc, binary and ports, checked now; tor's files go under
+  /// --state-dir (a temporary directory without one).
+  func torConfiguration(_ arguments: ParsedArguments, options: inout AppDriver.Options) throws
+    -> DebianTorConfiguration
+  {
+    guard let base = arguments.value("torrc-base") else {
+      throw UsageError("--backend tor needs --torrc-base FILE (the network's client settings)")
+    }
+    if options.stateDirectory == nil {
+      options.stateDirectory = NSTemporaryDirectory() + "failclosed-app-\(getpid())"
+    }
+    do {
+      return try DebianTorConfiguration(
+        baseTorrcPath: base,
+        torBinary: arguments.value("tor-binary") ?? DebianTorConfiguration.defaultTorBinary,
+        stateDirectory: options.stateDirectory!, socks: options.socks,
+        control: options.control ?? DebianTorConfiguration.defaultControl)
+    } catch let error as DebianTorConfigurationError {
+      throw UsageError(error.description)
+    }
   }
 }
 

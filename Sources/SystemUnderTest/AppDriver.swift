@@ -28,6 +28,10 @@ public enum AppDriver {
     /// An external C tor (or the mock's ctor personality) through its control port at
     /// --control; SOCKS at --socks.
     case ctor
+    /// Debian's tor, started by the app itself from --torrc-base (in the app's namespace: the
+    /// device), driven through its control port as Onion Browser does; bridges from the
+    /// store's `tor.bridges` when the profile uses them (``DebianTorBackend``).
+    case tor
   }
 
   public struct Options: Sendable {
@@ -48,6 +52,10 @@ public enum AppDriver {
     /// ctor backend only: the control port and how to authenticate.
     public var control: SocketAddress?
     public var controlAuthentication: ControlPortTorBackend.Authentication = .none
+    /// tor backend only: the checked base torrc, binary, directory and ports.
+    public var tor: DebianTorConfiguration?
+    /// `--bridge` lines: replace the store's `tor.bridges` before the run (nil: leave it).
+    public var bridges: [String]?
     public init() {}
   }
 
@@ -71,6 +79,16 @@ public enum AppDriver {
     } else {
       store = KeyValueStore()
     }
+    if let bridges = options.bridges {
+      do {
+        try TorBridgeSettings.write(bridges, to: store)
+      } catch {
+        throw AppActionError("--bridge: \(error)")
+      }
+    }
+    if options.backend == .tor && options.tor == nil {
+      throw AppActionError("--backend tor needs --torrc-base FILE")
+    }
     let trust: TLSTrust
     if let path = options.trustPEMPath {
       guard let pem = try? String(contentsOfFile: path, encoding: .utf8) else {
@@ -84,14 +102,27 @@ public enum AppDriver {
     // Virtual time 0 is now, after the slow setup (the trust store).
     let log = AppEventLog(clock: clock, sink: sink)
     let origin = clock.now
-    let runtime = await makeRuntime(
+    let (runtime, tor) = await makeRuntime(
       options: options, clock: clock, log: log, store: store, tls: tls)
-    for action in actions {
-      if let at = action.at {
-        let wait = at - (clock.now - origin)
-        if wait > 0 { try await clock.sleep(seconds: wait) }
+    // The app's tor dies with the app: on a signal, on an error, and at the end.
+    let signals = tor.map { tor in TerminationSignals.install { tor.terminateForExit() } }
+    defer { signals?.cancel() }
+    do {
+      for action in actions {
+        if let at = action.at {
+          let wait = at - (clock.now - origin)
+          if wait > 0 { try await clock.sleep(seconds: wait) }
+        }
+        await perform(action.kind, on: runtime)
       }
-      await perform(action.kind, on: runtime)
+    } catch {
+      if let tor { try? await BlockingIO.run("app.tor-exit") { tor.terminateForExit() } }
+      throw error
+    }
+    if let tor {
+      await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        Task { @AppActor in tor.stop { continuation.resume() } }
+      }
     }
     log.record(.action, ["action": "end"])
   }
@@ -99,10 +130,11 @@ public enum AppDriver {
   @AppActor static func makeRuntime(
     options: Options, clock: any HarnessClock, log: AppEventLog, store: KeyValueStore,
     tls: TLSClient
-  ) -> AppRuntime {
+  ) -> (AppRuntime, DebianTorBackend?) {
     let scheduler: any AppScheduler = (clock as? VirtualScheduler) ?? ClockScheduler(clock: clock)
     let backend: any TorBackend
     let probe: any SocksProbe
+    var debianTor: DebianTorBackend?
     switch options.backend {
     case .simulated:
       let arti = SimulatedArti(scheduler: scheduler, bootstrapSeconds: options.bootstrapSeconds)
@@ -126,6 +158,14 @@ public enum AppDriver {
       backend = ControlPortTorBackend(
         control: options.control ?? SocketAddress("127.0.0.1:9051")!,
         authentication: options.controlAuthentication, scheduler: scheduler)
+      probe = SocketSocksProbe(log: log, timeScale: options.timeScale)
+    case .tor:
+      // run() has checked that the configuration is there.
+      let tor = DebianTorBackend(
+        configuration: options.tor!, profile: options.profile.rules, store: store,
+        scheduler: scheduler, log: log)
+      debianTor = tor
+      backend = tor
       probe = SocketSocksProbe(log: log, timeScale: options.timeScale)
     }
     let scale = options.timeScale
@@ -158,7 +198,7 @@ public enum AppDriver {
         "component": "app", "field": "profile", "value": .string(options.profile.rawValue),
         "backend": .string(options.backend.rawValue), "torEnforced": .bool(TorManager.torEnforced),
       ])
-    return AppRuntime(configuration: configuration, scheduler: scheduler, log: log)
+    return (AppRuntime(configuration: configuration, scheduler: scheduler, log: log), debianTor)
   }
 
   @AppActor static func perform(_ kind: AppAction.Kind, on runtime: AppRuntime) async {

@@ -70,3 +70,47 @@ import Testing
     #expect(BootstrapProblemLine("[notice] Bootstrapped 5% (conn): Connecting to a relay") == nil)
   }
 }
+
+@Suite struct AppTorrcTests {
+  static let base = "TestingTorNetwork 1\nDirAuthority auth1 orport=9001 127.0.0.1:9030 FP"
+
+  @Test func theAppsTorrcIsTheBaseThenItsOwnOptions() throws {
+    let torrc = TorrcBuilder.appClient(
+      base: Self.base, dataDirectory: "/s/tor/data", logDirectory: "/s/tor", socksPort: 39050,
+      controlPort: 39051, owningControllerPID: 42, bridges: [])
+    let lines = torrc.split(separator: "\n").map(String.init)
+    #expect(Array(lines.prefix(2)) == Self.base.split(separator: "\n").map(String.init))
+    #expect(
+      Array(lines.dropFirst(3)) == [
+        "DataDirectory /s/tor/data", "SocksPort 127.0.0.1:39050", "ControlPort 127.0.0.1:39051",
+        "CookieAuthentication 1", "Log notice file /s/tor/notice.log",
+        "Log [control]info file /s/tor/bootstrap-problems.log", "ClientUseIPv6 0",
+        "__OwningControllerProcess 42", "DisableNetwork 1", "UseDefaultFallbackDirs 0",
+      ])
+    #expect(!torrc.contains("Bridge"))
+  }
+
+  @Test func bridgesMeanBridgesOnlyWithTheirTransport() throws {
+    let obfs4 = try BridgeLine(
+      "obfs4 10.66.1.106:4433 \(String(repeating: "AB", count: 20)) cert=c iat-mode=0")
+    let plain = try BridgeLine("10.66.1.105:9001")
+    let torrc = TorrcBuilder.appClient(
+      base: Self.base + "\n", dataDirectory: "/d", logDirectory: "/l", socksPort: 1,
+      controlPort: 2, owningControllerPID: 3, bridges: [obfs4, plain])
+    #expect(
+      torrc.hasSuffix(
+        "UseBridges 1\nClientTransportPlugin obfs4 exec /usr/bin/obfs4proxy\n"
+          + "Bridge \(obfs4.text)\nBridge 10.66.1.105:9001\nUseDefaultFallbackDirs 0\n"))
+    #expect(!torrc.contains("\n\n"))
+  }
+
+  @Test func theClientBaseIsTheNetworksSettingsOnly() {
+    let plan = TestnetPlan.loopback()
+    let builder = TorrcBuilder(authorities: [
+      .init(node: plan.authorities[0], v3Identity: "V3", fingerprint: "FP")
+    ])
+    #expect(builder.clientBase == builder.common.joined(separator: "\n") + "\n")
+    #expect(builder.clientBase.contains("DirAuthority auth1"))
+    #expect(!builder.clientBase.contains("SocksPort"))
+  }
+}
