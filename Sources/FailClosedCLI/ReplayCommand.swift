@@ -53,6 +53,14 @@ public struct ReplayCommand: Command {
         "  " + formatSeconds(event.time).padding(toLength: 9, withPad: " ", startingAt: 0)
           + event.name + (fields.isEmpty ? "" : " " + fields.joined(separator: " ")))
     }
+    let torTimeline = CondensedTorEntry.condense(outcome.torTimeline)
+    if !torTimeline.isEmpty {
+      print("\ntor's timeline (\(scenario.lane == .realTor ? "real" : "virtual") seconds):")
+      for entry in torTimeline { print("  " + entry.line) }
+    }
+    if let fetched = outcome.fetchThroughExit {
+      print("fetch through the exit: \(fetched ? "succeeded" : "failed")")
+    }
     print("\nexpectations:")
     for item in result.judgement.expectations {
       print("  [\(item.status)] \(item.expectation): \(item.reason)")

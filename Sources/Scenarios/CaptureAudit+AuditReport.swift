@@ -33,9 +33,14 @@ extension CaptureAudit {
           packets: counts[trafficClass]![index]!)
       }
     }
+    let torFlows = report.flows.filter { $0.disposition == "allowed" }.map { flow in
+      TorFlow(
+        source: flow.source, sourcePort: Int(flow.sourcePort), destination: flow.destination,
+        destinationPort: Int(flow.destinationPort), packets: flow.packets)
+    }
     self.init(
       verdict: report.verdict, inconclusiveReasons: report.reasons.map(\.description),
-      leaks: leaks, traffic: traffic)
+      leaks: leaks, traffic: traffic, torFlows: torFlows)
   }
 
   /// "allowed" -> "tor", "link-control:arp" -> "link-control", "leak:dns" and

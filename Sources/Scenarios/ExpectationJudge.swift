@@ -245,6 +245,111 @@ private struct Context {
       }
       if captureInconclusive { return undecided("no direct traffic seen") }
       return (.failed, "no direct traffic was seen while the Tor preference was off")
+
+    case .bootstrapReaches, .bootstrapStuck, .bootstrapProblem, .bootstrapThroughBridge,
+      .flowsOnlyTo:
+      return checkRealTor(expectation)
+    }
+  }
+
+  private var torTimeline: [TorTimelineEntry] { outcome.torTimeline }
+
+  private func describe(_ step: TorTimelineEntry) -> String {
+    "\(step.progress ?? 0)%" + (step.tag.map { " (\($0))" } ?? "") + " at \(seconds(step.time))"
+  }
+
+  /// The real-Tor lane's expectations, judged from tor's timeline, the fetch through the exit
+  /// and the allowed flows. An empty timeline never passes a "stuck" check: silence is not
+  /// evidence.
+  private func checkRealTor(_ expectation: ScenarioExpectation) -> (ExpectationStatus, String) {
+    let furthest = torTimeline.furthestBootstrap
+    switch expectation {
+    case .bootstrapReaches(let progress):
+      guard let furthest, furthest.progress! >= progress else {
+        return (
+          .failed,
+          "tor's bootstrap stopped at " + (furthest.map(describe) ?? "0% (no step reported)")
+            + ", expected \(progress)%"
+        )
+      }
+      let reached = torTimeline.first { $0.isBootstrap && $0.progress! >= progress }!
+      if progress >= 100 {
+        switch outcome.fetchThroughExit {
+        case true?:
+          return (.met, "100% at \(seconds(reached.time)); a fetch through the exit succeeded")
+        case false?:
+          return (
+            .failed,
+            "100% at \(seconds(reached.time)), but no fetch through the exit succeeded"
+          )
+        case nil:
+          return (
+            .failed, "100% at \(seconds(reached.time)), but no fetch through the exit was tried"
+          )
+        }
+      }
+      return (.met, "reached " + describe(reached))
+
+    case .bootstrapStuck(let atMost, let tag):
+      guard let furthest else {
+        return (.failed, "tor reported no bootstrap step: nothing shows where it stalled")
+      }
+      if furthest.progress! > atMost {
+        return (.failed, "tor reached " + describe(furthest) + ", expected at most \(atMost)%")
+      }
+      if let tag, furthest.tag != tag {
+        return (
+          .failed, "tor's furthest phase was " + describe(furthest) + ", expected \(tag)"
+        )
+      }
+      return (.met, "stuck at " + describe(furthest))
+
+    case .bootstrapProblem(let reason):
+      if let hit = torTimeline.first(where: { $0.isProblem && $0.reason == reason }) {
+        let source = hit.source == .log ? " in tor's log" : ""
+        return (
+          .met,
+          "\(reason) at \(seconds(hit.time))\(source)"
+            + (hit.count.map { " (count \($0))" } ?? "")
+        )
+      }
+      let seen = Set(torTimeline.filter(\.isProblem).compactMap(\.reason)).sorted()
+      return (
+        .failed,
+        "tor reported no \(reason) problem"
+          + (seen.isEmpty ? "" : " (only \(seen.joined(separator: ", ")))")
+      )
+
+    case .bootstrapThroughBridge:
+      if let step = torTimeline.first(where: {
+        $0.isBootstrap && ($0.tag?.hasSuffix("_pt") ?? false)
+      }) {
+        return (.met, "through the pluggable transport: " + describe(step))
+      }
+      return (.failed, "no bootstrap step through the pluggable transport (conn_pt, conn_done_pt)")
+
+    case .flowsOnlyTo(let ports):
+      let flows = outcome.audit.torFlows
+      let others = flows.filter { !$0.touches(ports) }
+      if !others.isEmpty {
+        let list = others.prefix(5).map { "\($0.destination):\($0.destinationPort)" }
+        return (
+          .failed,
+          "\(others.count) flow(s) to other ports: \(list.joined(separator: ", "))"
+            + (others.count > 5 ? ", ..." : "")
+        )
+      }
+      if captureInconclusive { return undecided("no flow to another port seen") }
+      if flows.isEmpty { return (.failed, "no flow to a Tor address was seen at all") }
+      let packets = flows.reduce(0) { $0 + $1.packets }
+      return (
+        .met,
+        "\(flows.count) flow(s), \(packets) packets, all to port "
+          + ports.map(String.init).joined(separator: " or ")
+      )
+
+    default:
+      return (.failed, "not a real-Tor lane expectation")
     }
   }
 

@@ -52,7 +52,7 @@ public enum HTMLReport {
     return """
       <header>
       <h1>failclosed leak audit \(badge(report.verdict))</h1>
-      <p>\(xmlEscaped(report.countsSentence)). Started \(xmlEscaped(report.startedAt)). \(versions)</p>
+      <p>\(xmlEscaped(report.countsSentence)). Started \(xmlEscaped(report.startedAt)). \(versions)</p>\(networkLine(report))
       <p class="controls">Show: <button type="button" data-show="all">all</button> <button type="button" data-show="problems">not passing</button></p>
       <table class="overview"><thead><tr><th>#</th><th>Scenario</th><th>Verdict</th><th>Leaks</th><th>Time</th></tr></thead>
       <tbody>
@@ -60,6 +60,12 @@ public enum HTMLReport {
       </header>
 
       """
+  }
+
+  static func networkLine(_ report: RunReport) -> String {
+    guard let ready = report.networkReadySeconds else { return "" }
+    return "\n<p class=\"meta\">Real-Tor lane: private network ready in "
+      + "\(TerminalFormat.duration(ready)).</p>"
   }
 
   static func badge(_ v: ScenarioVerdict) -> String {
@@ -73,11 +79,13 @@ public enum HTMLReport {
       + "<h2>\(badge(r.verdict)) \(xmlEscaped(s.name))</h2>\n"
       + "<p class=\"title\">\(xmlEscaped(s.title))</p>\n"
       + "<p class=\"proves\">Proves: \(xmlEscaped(s.proves))</p>\n"
-      + "<p class=\"meta\">profile \(s.app.profile.rawValue) · Tor \(s.tor.personality.rawValue) "
-      + "\(xmlEscaped(s.tor.bootstrap)) · \(formatSeconds(s.duration)) virtual · "
+      + "<p class=\"meta\">\(s.lane.rawValue) lane · profile \(s.app.profile.rawValue) · Tor "
+      + "\(xmlEscaped(s.tor.summary)) · \(formatSeconds(s.duration)) "
+      + "\(s.lane == .realTor ? "real" : "virtual") · "
       + "\(TerminalFormat.duration(r.outcome.wallSeconds)) real · capture "
       + "\(r.outcome.capture.packets) packets, \(r.outcome.capture.dropped) dropped"
-      + (s.weakness.map { " · weakness \($0)" } ?? "") + "</p>\n<ul class=\"reasons\">"
+      + (s.weakness.map { " · weakness \($0)" } ?? "")
+      + (s.gap.map { " · gap: \(xmlEscaped($0))" } ?? "") + "</p>\n<ul class=\"reasons\">"
     for reason in r.judgement.reasons { html += "<li>\(xmlEscaped(reason))</li>" }
     html += "</ul>\n<div class=\"timeline\" id=\"timeline-\(index)\"></div>\n"
     html +=
@@ -103,10 +111,39 @@ public enum HTMLReport {
       }
       html += "</tbody></table>\n"
     }
+    html += torTimeline(r)
     if let pcap = r.outcome.capture.pcapPath {
       html += "<p class=\"meta\">Capture: <code>\(xmlEscaped(pcap))</code></p>\n"
     }
     return html + "</section>\n"
+  }
+
+  /// tor's own timeline (bootstrap phases, problems, the controller's commands), condensed.
+  static func torTimeline(_ r: ScenarioResult) -> String {
+    let condensed = CondensedTorEntry.condense(r.outcome.torTimeline)
+    guard !condensed.isEmpty else { return "" }
+    var html =
+      "<details class=\"tor-timeline\"\(r.scenario.lane == .realTor ? " open" : "")>"
+      + "<summary>tor's timeline (\(r.outcome.torTimeline.count) entries"
+      + (r.outcome.fetchThroughExit.map { $0 ? "; fetch through the exit OK" : "; fetch failed" }
+        ?? "")
+      + ")</summary>\n<table><thead><tr><th>Time</th><th>Source</th><th>Phase</th>"
+      + "<th>What</th></tr></thead><tbody>\n"
+    for item in condensed.prefix(400) {
+      let e = item.entry
+      let when =
+        item.repeats > 1
+        ? "\(ExpectationJudge.seconds(e.time))–\(ExpectationJudge.seconds(item.lastTime))"
+        : ExpectationJudge.seconds(e.time)
+      html +=
+        "<tr class=\"t-\(xmlEscaped(e.phase))\"><td>\(when)</td><td>\(e.source.rawValue)</td>"
+        + "<td>\(xmlEscaped(e.phase))</td><td>\(xmlEscaped(e.line))"
+        + (item.repeats > 1 ? " (×\(item.repeats))" : "") + "</td></tr>\n"
+    }
+    if condensed.count > 400 {
+      html += "<tr><td colspan=\"4\">… \(condensed.count - 400) more in report.json</td></tr>\n"
+    }
+    return html + "</tbody></table></details>\n"
   }
 
   static let style = """
@@ -119,6 +156,7 @@ public enum HTMLReport {
     table{border-collapse:collapse;margin:8px 0;width:100%}td,th{border-bottom:1px solid #e3e7eb;padding:3px 8px;text-align:left;vertical-align:top}
     .overview{width:auto}.e-failed td{background:#fdecea}.e-inconclusive td{background:#eee}tr.leak td{background:#fdecea}tr.exposure td{background:#fff8e1}
     .proves{margin:2px 0;font-style:italic}.meta{color:#5b6670;font-size:12px;margin:2px 0}.title{margin:2px 0;font-weight:600}
+    .tor-timeline summary{cursor:pointer;color:#37474f}tr.t-problem td{background:#fdecea}
     .reasons{margin:4px 0 4px 18px;padding:0}.timeline svg{width:100%;height:auto;background:#fbfcfd;border:1px solid #e3e7eb;border-radius:6px}
     body.show-problems section.v-pass,body.show-problems tr.v-pass{display:none}
     button{font:inherit;padding:1px 10px;border-radius:6px;border:1px solid #b8c2cc;background:#fff;cursor:pointer}
@@ -187,6 +225,26 @@ public enum HTMLReport {
               fmt(b.time) + ": " + b.progress + "% " + b.summary);
           });
         }
+        var torSteps = (s.torTimeline || []).filter(function (e) { return e.phase === "bootstrap" && typeof e.progress === "number"; });
+        if (torSteps.length) {
+          var tpts = [], tlast = null;
+          torSteps.forEach(function (e) {
+            var y = by - bh * e.progress / 100;
+            if (tlast !== null) { tpts.push(x(e.time) + "," + tlast); }
+            tpts.push(x(e.time) + "," + y);
+            tlast = y;
+          });
+          tpts.push(x(dur) + "," + tlast);
+          el("polyline", {points: tpts.join(" "), fill: "none", stroke: "#ef6c00", "stroke-width": 1.5, "stroke-dasharray": "4 2"}, svg);
+          torSteps.forEach(function (e) {
+            tip(el("circle", {cx: x(e.time), cy: by - bh * e.progress / 100, r: 2.5, fill: "#ef6c00"}, svg),
+              fmt(e.time) + ": tor " + e.progress + "% " + (e.tag || "") + " " + (e.summary || "") + " [" + e.source + "]");
+          });
+        }
+        (s.torTimeline || []).filter(function (e) { return e.phase === "problem"; }).forEach(function (e) {
+          tip(el("rect", {x: x(e.time) - 2, y: top + 1, width: 4, height: 8, fill: "#c62828"}, svg),
+            fmt(e.time) + ": problem " + (e.reason || "") + (e.count ? " count " + e.count : "") + " [" + e.source + "]");
+        });
         var ay = top + lane + lane / 2;
         s.actions.forEach(function (a) {
           var ax = x(a.at);

@@ -7,7 +7,7 @@ public enum JSONReport {
   }
 
   public static func make(_ report: RunReport) -> JSONValue {
-    .object([
+    var members: [(key: String, value: JSONValue)] = [
       ("format", .string("failclosed-report")),
       ("formatVersion", .number(Double(formatVersion))),
       ("startedAt", .string(report.startedAt)),
@@ -15,6 +15,12 @@ public enum JSONReport {
       ("exitCode", .number(Double(report.exitCode))),
       ("summary", .string(report.countsSentence)),
       ("timeScale", .number(report.timeScale)),
+    ]
+    if let ready = report.networkReadySeconds {
+      members.append(
+        ("realLane", .object([("networkReadySeconds", .number((ready * 1000).rounded() / 1000))])))
+    }
+    members += [
       (
         "versions",
         .object(report.versions.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })
@@ -34,7 +40,8 @@ public enum JSONReport {
           })
       ),
       ("scenarios", .array(report.results.map(scenario))),
-    ])
+    ]
+    return .object(members)
   }
 
   static func scenario(_ r: ScenarioResult) -> JSONValue {
@@ -48,12 +55,29 @@ public enum JSONReport {
       ("canary", .bool(s.isCanary)),
       ("reasons", .array(r.judgement.reasons.map { .string($0) })),
       ("profile", .string(s.app.profile.rawValue)),
-      ("personality", .string(s.tor.personality.rawValue)),
-      ("bootstrapPlan", .string(s.tor.bootstrap)),
+      ("lane", .string(s.lane.rawValue)),
+    ]
+    switch s.tor {
+    case .mock(let plan):
+      members += [
+        ("personality", .string(plan.personality.rawValue)),
+        ("bootstrapPlan", .string(plan.bootstrap)),
+      ]
+    case .realTor(let plan):
+      members += [
+        ("torClient", .string(plan.client.rawValue)),
+        ("bridges", .array(plan.bridges.map { .string($0.rawValue) })),
+      ]
+    }
+    members += [
       ("duration", .number(s.duration)),
       ("wallSeconds", .number(r.outcome.wallSeconds)),
     ]
     if let weakness = s.weakness { members.append(("weakness", .number(Double(weakness)))) }
+    if let gap = s.gap { members.append(("gap", .string(gap))) }
+    if let fetched = r.outcome.fetchThroughExit {
+      members.append(("fetchThroughExit", .bool(fetched)))
+    }
     if let error = r.outcome.runError { members.append(("runError", .string(error))) }
     members += [
       (
@@ -100,6 +124,7 @@ public enum JSONReport {
             ])
           })
       ),
+      ("torTimeline", .array(r.outcome.torTimeline.map(torEntry))),
       (
         "audit",
         .object([
@@ -127,6 +152,22 @@ public enum JSONReport {
           ] + (r.outcome.capture.pcapPath.map { [("pcap", JSONValue.string($0))] } ?? []))
       ),
     ]
+    return .object(members)
+  }
+
+  /// One entry of tor's timeline; absent fields are left out.
+  static func torEntry(_ e: TorTimelineEntry) -> JSONValue {
+    var members: [(key: String, value: JSONValue)] = [
+      ("time", .number((e.time * 1000).rounded() / 1000)), ("source", .string(e.source.rawValue)),
+      ("phase", .string(e.phase)),
+    ]
+    if let progress = e.progress { members.append(("progress", .number(Double(progress)))) }
+    if let tag = e.tag { members.append(("tag", .string(tag))) }
+    if let summary = e.summary { members.append(("summary", .string(summary))) }
+    if let reason = e.reason { members.append(("reason", .string(reason))) }
+    if let count = e.count { members.append(("count", .number(Double(count)))) }
+    if let command = e.command { members.append(("command", .string(command))) }
+    if let detail = e.detail { members.append(("detail", .string(detail))) }
     return .object(members)
   }
 

@@ -70,6 +70,15 @@ public enum JUnitReport {
     for e in r.judgement.expectations {
       lines.append("[\(e.status.rawValue)] \(e.expectation.sentence): \(e.reason)")
     }
+    let timeline = CondensedTorEntry.condense(r.outcome.torTimeline)
+    if !timeline.isEmpty {
+      lines.append("tor's timeline:")
+      lines += timeline.prefix(400).map { "  " + $0.line }
+      if timeline.count > 400 { lines.append("  ... \(timeline.count - 400) more in report.json") }
+    }
+    if let fetched = r.outcome.fetchThroughExit {
+      lines.append("fetch through the exit: \(fetched ? "succeeded" : "failed")")
+    }
     return lines.joined(separator: "\n")
   }
 

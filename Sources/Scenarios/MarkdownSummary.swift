@@ -7,7 +7,10 @@ public enum MarkdownSummary {
     var lines = [
       "# failclosed leak audit: \(TerminalFormat.label(report.verdict))",
       "",
-      report.countsSentence + ". Started \(report.startedAt).",
+      report.countsSentence + ". Started \(report.startedAt)."
+        + (report.networkReadySeconds.map {
+          " Real-Tor lane: private network ready in \(TerminalFormat.duration($0))."
+        } ?? ""),
       "",
       "| # | Scenario | Verdict | Leaks | Expectations met | Time |",
       "|---:|---|---|---:|---:|---:|",
@@ -32,6 +35,23 @@ public enum MarkdownSummary {
           lines.append("- \(e.status.rawValue): \(cell(e.expectation.sentence)): \(cell(e.reason))")
         }
         if let pcap = r.outcome.capture.pcapPath { lines.append("- capture: `\(pcap)`") }
+      }
+    }
+    let real = report.results.filter { !$0.outcome.torTimeline.isEmpty }
+    if !real.isEmpty {
+      lines += ["", "## tor's timelines"]
+      for r in real {
+        let steps = CondensedTorEntry.condense(r.outcome.torTimeline)
+          .filter { $0.entry.phase != TorTimelineEntry.commandPhase || $0.repeats < 3 }
+        lines += [
+          "",
+          "<details><summary>\(cell(r.scenario.name)): \(TerminalFormat.label(r.verdict))"
+            + (r.outcome.torTimeline.furthestBootstrap.map { ", furthest \($0.progress!)%" } ?? "")
+            + "</summary>", "", "```",
+        ]
+        lines += steps.prefix(120).map(\.line)
+        if steps.count > 120 { lines.append("... \(steps.count - 120) more in report.json") }
+        lines += ["```", "", "</details>"]
       }
     }
     if !report.loadErrors.isEmpty {

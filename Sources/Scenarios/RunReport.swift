@@ -31,16 +31,20 @@ public struct RunReport: Sendable, Equatable {
   public var results: [ScenarioResult]
   /// Scenario files that could not be read; each makes the run at least inconclusive.
   public var loadErrors: [ScenarioError]
+  /// Real seconds the private Tor network took to become ready, when real-Tor scenarios ran.
+  public var networkReadySeconds: Double?
 
   public init(
     startedAt: String, versions: [String: String] = [:], timeScale: Double = 75,
-    results: [ScenarioResult], loadErrors: [ScenarioError] = []
+    results: [ScenarioResult], loadErrors: [ScenarioError] = [],
+    networkReadySeconds: Double? = nil
   ) {
     self.startedAt = startedAt
     self.versions = versions
     self.timeScale = timeScale
     self.results = results
     self.loadErrors = loadErrors
+    self.networkReadySeconds = networkReadySeconds
   }
 
   /// The worst verdict; a malformed file or an empty run is inconclusive at best.

@@ -8,11 +8,27 @@ public enum SandboxMapping {
   /// Where a poisoned name points: the censor's world-side address, where nothing listens.
   public static let sinkholeV4 = AddressPlan.censorWorldSideV4
 
+  /// The private network's endpoints the real-Tor lane's targets name: `tor-relays` every
+  /// ORPort and DirPort in its consensus, `tor-bridge` the obfs4 bridge's endpoint.
+  public struct RealTorTargets: Sendable, Equatable {
+    public var relays: [SocketAddress]
+    public var bridges: [SocketAddress]
+
+    public init(relays: [SocketAddress], bridges: [SocketAddress]) {
+      self.relays = relays
+      self.bridges = bridges
+    }
+  }
+
   /// The destinations a target names, as addresses or CIDR blocks with an optional port
   /// (nil: the rule's own port).
-  public static func destinations(_ target: String) -> [(block: String?, port: UInt16?)] {
+  public static func destinations(_ target: String, real: RealTorTargets? = nil)
+    -> [(block: String?, port: UInt16?)]
+  {
     switch target {
     case "tor-guards": return AddressPlan.guards.map { ($0.host, $0.port) }
+    case "tor-relays": return (real?.relays ?? []).map { ($0.host, $0.port) }
+    case "tor-bridge": return (real?.bridges ?? []).map { ($0.host, $0.port) }
     case "dns-resolver": return [(AddressPlan.resolverV4, nil)]
     case "world":
       return [
@@ -28,7 +44,9 @@ public enum SandboxMapping {
 
   /// The Sandbox rules in force at virtual time `t`: the censor rules active then, and the DNS
   /// poisoning (always in force).
-  public static func censorRules(_ plan: NetworkPlan, at t: Double) -> [Sandbox.CensorRule] {
+  public static func censorRules(
+    _ plan: NetworkPlan, at t: Double, real: RealTorTargets? = nil
+  ) -> [Sandbox.CensorRule] {
     var rules: [Sandbox.CensorRule] = []
     for rule in plan.censor where rule.isActive(at: t) {
       let action: Sandbox.CensorRule.Action
@@ -42,9 +60,13 @@ public enum SandboxMapping {
       let proto = rule.transport.map {
         Sandbox.CensorRule.TransportProtocol(rawValue: $0.rawValue)!
       }
-      for destination in destinations(rule.target) {
-        // A tor-guards rule without a port means the guard's own port; an ICMP one has none.
+      var seen: Set<String> = []
+      for destination in destinations(rule.target, real: real) {
+        // A tor-guards/tor-relays rule without a port means the endpoint's own port (a rule
+        // with a port names that port on each address, once); an ICMP one has none.
         let port = rule.port.map { UInt16($0) } ?? (proto == .icmp ? nil : destination.port)
+        guard seen.insert("\(destination.block ?? "*") \(port.map(String.init) ?? "*")").inserted
+        else { continue }
         // A v6 block with an IPv4-only protocol is harmless: the rule never matches.
         rules.append(
           Sandbox.CensorRule(

@@ -13,23 +13,27 @@ public struct Scenario: Sendable, Equatable {
   public var proves: String
   /// Which of the system under test's documented weaknesses (1...4) this scenario shows.
   public var weakness: Int?
-  /// How long the scenario runs, in virtual seconds.
+  /// A known gap of the profile this scenario shows (bitchat has no bridges), in a sentence.
+  public var gap: String?
+  /// How long the scenario runs, in virtual seconds (real seconds on the real-Tor lane).
   public var duration: Double
-  public var tor: TorPlan
+  /// The Tor side: the mock's plan, or Debian's tor driven by the app on the real-Tor lane.
+  public var tor: TorSide
   public var network: NetworkPlan
   public var app: AppPlan
   public var expectations: [ScenarioExpectation]
 
   public init(
     name: String, path: String, title: String, proves: String, weakness: Int? = nil,
-    duration: Double, tor: TorPlan, network: NetworkPlan = NetworkPlan(), app: AppPlan,
-    expectations: [ScenarioExpectation]
+    gap: String? = nil, duration: Double, tor: TorSide, network: NetworkPlan = NetworkPlan(),
+    app: AppPlan, expectations: [ScenarioExpectation]
   ) {
     self.name = name
     self.path = path
     self.title = title
     self.proves = proves
     self.weakness = weakness
+    self.gap = gap
     self.duration = duration
     self.tor = tor
     self.network = network
@@ -37,9 +41,90 @@ public struct Scenario: Sendable, Equatable {
     self.expectations = expectations
   }
 
+  /// A mock-lane scenario.
+  public init(
+    name: String, path: String, title: String, proves: String, weakness: Int? = nil,
+    duration: Double, tor: TorPlan, network: NetworkPlan = NetworkPlan(), app: AppPlan,
+    expectations: [ScenarioExpectation]
+  ) {
+    self.init(
+      name: name, path: path, title: title, proves: proves, weakness: weakness,
+      duration: duration, tor: .mock(tor), network: network, app: app,
+      expectations: expectations)
+  }
+
+  public var lane: Lane { tor.lane }
+
   /// A canary expects a leak to be caught: it proves the detector fires.
   public var isCanary: Bool {
     expectations.contains { if case .leakCaught = $0 { return true } else { return false } }
+  }
+}
+
+/// Where a scenario runs: against the mock Tor on a scaled clock, or against Debian's tor in a
+/// private Tor network in real time.
+public enum Lane: String, Sendable, CaseIterable {
+  case mock
+  case realTor = "real-tor"
+}
+
+/// The Tor side of a scenario, by lane.
+public enum TorSide: Sendable, Equatable {
+  case mock(TorPlan)
+  case realTor(RealTorPlan)
+
+  public var lane: Lane {
+    switch self {
+    case .mock: return .mock
+    case .realTor: return .realTor
+    }
+  }
+
+  /// The mock's plan (mock lane only).
+  public var mock: TorPlan? {
+    if case .mock(let plan) = self { return plan }
+    return nil
+  }
+
+  /// Debian's tor (real-Tor lane only).
+  public var real: RealTorPlan? {
+    if case .realTor(let plan) = self { return plan }
+    return nil
+  }
+
+  /// One line for reports: "ctor healthy:5", "debian-tor, bridges testnet-obfs4".
+  public var summary: String {
+    switch self {
+    case .mock(let plan): return "\(plan.personality.rawValue) \(plan.bootstrap)"
+    case .realTor(let plan):
+      return plan.client.rawValue
+        + (plan.bridges.isEmpty
+          ? "" : ", bridges " + plan.bridges.map(\.rawValue).joined(separator: ", "))
+    }
+  }
+}
+
+/// The real-Tor lane's Tor side: Debian's tor, started and driven by the app in the device,
+/// bootstrapping from the private network; bridges seeded into the app's preferences.
+public struct RealTorPlan: Sendable, Equatable {
+  public enum Client: String, Sendable, CaseIterable {
+    /// Debian's tor package, driven through its control port as Onion Browser does.
+    case debianTor = "debian-tor"
+  }
+
+  /// A bridge by name; the runner substitutes the network's bridge line at run time.
+  public enum Bridge: String, Sendable, CaseIterable {
+    /// The private network's obfs4 bridge.
+    case testnetObfs4 = "testnet-obfs4"
+  }
+
+  public var client: Client
+  /// Seeded into the app's preferences (`tor.bridges`); the profile decides whether it uses them.
+  public var bridges: [Bridge]
+
+  public init(client: Client = .debianTor, bridges: [Bridge] = []) {
+    self.client = client
+    self.bridges = bridges
   }
 }
 
@@ -138,7 +223,14 @@ public struct CensorPlanRule: Sendable, Equatable {
   }
 
   /// Symbolic targets the runner maps to the sandbox's addresses (``SandboxMapping``).
-  public static let symbolicTargets = ["tor-guards", "dns-resolver", "world", "any"]
+  public static let symbolicTargets = [
+    "tor-guards", "tor-relays", "tor-bridge", "dns-resolver", "world", "any",
+  ]
+  /// The mock's fake guard: mock lane only.
+  public static let mockOnlyTargets = ["tor-guards"]
+  /// The private network's relays (every ORPort and DirPort in its consensus) and its obfs4
+  /// bridge: real-Tor lane only.
+  public static let realOnlyTargets = ["tor-relays", "tor-bridge"]
 
   public var action: Action
   /// A symbolic target (``symbolicTargets``) or a host name the world serves.

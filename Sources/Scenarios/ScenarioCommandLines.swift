@@ -4,32 +4,50 @@ import Sandbox
 /// The command lines the runner starts in the device for a scenario: the mock Tor and the app
 /// driver. Pure, so the mapping from a scenario file to processes is tested without a sandbox.
 public enum ScenarioCommandLines {
-  /// `failclosed mock-tor ...`, tunnelling to the sandbox's guard.
+  /// The device's Tor ports, as bitchat and Onion Browser configure them.
+  public static let socksPort = 39050
+  public static let controlPort = 39051
+
+  /// `failclosed mock-tor ...`, tunnelling to the sandbox's guard. The ctor personality also
+  /// serves its control port, which the app's control-port backend drives.
   public static func mockTor(
-    _ scenario: Scenario, executable: String, timeScale: Double, guards: [String],
+    _ plan: TorPlan, executable: String, timeScale: Double, guards: [String],
     eventLog: String
   ) -> [String] {
     var arguments = [
-      executable, "mock-tor", "--personality", scenario.tor.personality.rawValue,
-      "--listen", "127.0.0.1:39050", "--bootstrap-plan", scenario.tor.bootstrap,
+      executable, "mock-tor", "--personality", plan.personality.rawValue,
+      "--listen", "127.0.0.1:\(socksPort)", "--bootstrap-plan", plan.bootstrap,
       "--time-scale", format(timeScale), "--event-log", eventLog,
     ]
+    if plan.personality == .ctor { arguments += ["--control-port", String(controlPort)] }
     for address in guards { arguments += ["--guard", address] }
-    for fault in scenario.tor.faults {
+    for fault in plan.faults {
       arguments += ["--fault", "\(host(of: fault.destination))=\(faultSpec(fault))"]
     }
     return arguments
   }
 
-  /// `failclosed app ...` with the scenario's profile, reading `actionsFile`.
+  /// `failclosed app ...` with the scenario's profile, reading `actionsFile`. Mock lane: the
+  /// arti backend at the mock's SOCKS port, or for the ctor personality the control-port
+  /// backend at the mock's control port. Real-Tor lane: the app starts Debian's tor itself
+  /// from `torrcBase` and drives it (backend `tor`), in real time.
   public static func app(
     _ scenario: Scenario, executable: String, timeScale: Double, actionsFile: String,
-    stateDirectory: String, trustAnchors: String
+    stateDirectory: String, trustAnchors: String, torrcBase: String? = nil
   ) -> [String] {
-    [
-      executable, "app", "--backend", "arti", "--profile", scenario.app.profile.rawValue,
-      "--actions", actionsFile, "--time-scale", format(timeScale), "--state-dir",
-      stateDirectory, "--ca", trustAnchors,
+    var backend: [String]
+    switch scenario.tor {
+    case .mock(let plan) where plan.personality == .ctor:
+      backend = ["--backend", "ctor", "--control", "127.0.0.1:\(controlPort)"]
+    case .mock:
+      backend = ["--backend", "arti"]
+    case .realTor:
+      backend = ["--backend", "tor", "--torrc-base", torrcBase ?? "torrc-base"]
+    }
+    return [executable, "app"] + backend + [
+      "--profile", scenario.app.profile.rawValue, "--actions", actionsFile, "--time-scale",
+      format(scenario.lane == .realTor ? 1 : timeScale), "--state-dir", stateDirectory,
+      "--socks", "127.0.0.1:\(socksPort)", "--ca", trustAnchors,
     ]
   }
 
@@ -65,9 +83,20 @@ public enum ScenarioCommandLines {
     return lines.joined(separator: "\n") + "\n"
   }
 
-  /// The preferences the app starts with (its UserDefaults), as JSON.
-  public static func preferences(_ scenario: Scenario) -> String {
-    #"{"networkActivationService.userTorEnabled": \#(scenario.app.torPreference)}"#
+  /// The preferences the app starts with (its UserDefaults), as JSON. On the real-Tor lane the
+  /// scenario's bridges go in as `tor.bridges` (bridge lines, `bridgeLines` resolving each name
+  /// to the network's line); whether the app uses them is its profile's business.
+  public static func preferences(
+    _ scenario: Scenario, bridgeLines: [RealTorPlan.Bridge: String] = [:]
+  ) -> String {
+    var members = [
+      #""networkActivationService.userTorEnabled": \#(scenario.app.torPreference)"#
+    ]
+    if let real = scenario.tor.real, !real.bridges.isEmpty {
+      let lines = real.bridges.map { #""\#(escape(bridgeLines[$0] ?? $0.rawValue))""# }
+      members.append(#""tor.bridges": [\#(lines.joined(separator: ", "))]"#)
+    }
+    return "{" + members.joined(separator: ", ") + "}"
   }
 
   /// The relay directory the app cached on an earlier run (bitchat's georelays_cache_v2.csv):
@@ -77,7 +106,7 @@ public enum ScenarioCommandLines {
   /// Virtual times at which the runner kills the mock Tor.
   public static func crashTimes(_ scenario: Scenario) -> [Double] {
     var times = scenario.app.actions.filter { $0.step == .torCrash }.map(\.at)
-    if let crash = scenario.tor.crashAt { times.append(crash) }
+    if let crash = scenario.tor.mock?.crashAt { times.append(crash) }
     return times.sorted()
   }
 

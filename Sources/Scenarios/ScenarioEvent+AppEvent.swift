@@ -103,6 +103,7 @@ extension ScenarioOutcome {
     self.init(
       events: appEvents.map(ScenarioEvent.init),
       bootstrap: BootstrapSample.timeline(from: appEvents),
+      torTimeline: TorTimelineEntry.timeline(from: appEvents),
       audit: CaptureAudit(audit, runStart: runStart, timeScale: timeScale),
       capture: CaptureStats(audit, pcapPath: pcapPath), runError: runError,
       wallSeconds: wallSeconds)

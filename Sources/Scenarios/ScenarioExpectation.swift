@@ -32,6 +32,19 @@ public enum ScenarioExpectation: Sendable, Equatable {
   /// Direct traffic happened while the user had turned Tor off, and it is reported as the
   /// user's choice (exposure), not as a leak.
   case clearnetByUserChoice
+  /// Real-Tor lane: tor's bootstrap reached `progress`; at 100 a fetch through the exit must
+  /// also succeed (100% does not by itself prove a usable circuit).
+  case bootstrapReaches(progress: Int)
+  /// Real-Tor lane: tor's bootstrap never passed `atMost`; with `tag`, tor's furthest phase
+  /// carried that tag (conn, conn_done, conn_pt ...).
+  case bootstrapStuck(atMost: Int, tag: String?)
+  /// Real-Tor lane: tor reported a bootstrap problem with this reason (CONNECTREFUSED, TIMEOUT,
+  /// DONE, IOERROR, ...).
+  case bootstrapProblem(reason: String)
+  /// Real-Tor lane: tor bootstrapped through the pluggable transport (conn_pt/conn_done_pt).
+  case bootstrapThroughBridge
+  /// Real-Tor lane: every allowed flow on the wire went to one of these ports.
+  case flowsOnlyTo(ports: [Int])
 
   public enum Transport: String, Sendable, CaseIterable {
     case tor, direct
@@ -57,6 +70,11 @@ public enum ScenarioExpectation: Sendable, Equatable {
     case .eventsInOrder: return "events-in-order"
     case .trafficOnlyToTor: return "traffic-only-to-tor"
     case .clearnetByUserChoice: return "clearnet-by-user-choice"
+    case .bootstrapReaches: return "bootstrap-reaches"
+    case .bootstrapStuck: return "bootstrap-stuck"
+    case .bootstrapProblem: return "bootstrap-problem"
+    case .bootstrapThroughBridge: return "bootstrap-through-bridge"
+    case .flowsOnlyTo: return "flows-only-to"
     }
   }
 
@@ -64,7 +82,14 @@ public enum ScenarioExpectation: Sendable, Equatable {
     "no-leak", "leak-caught", "requests-queued-before-ready", "notification", "no-notification",
     "event", "no-event", "request-sent", "proxy-mode", "bootstrap-summary", "events-in-order",
     "traffic-only-to-tor",
-    "clearnet-by-user-choice",
+    "clearnet-by-user-choice", "bootstrap-reaches", "bootstrap-stuck", "bootstrap-problem",
+    "bootstrap-through-bridge", "flows-only-to",
+  ]
+
+  /// Kinds judged from Debian's tor and the private network: real-Tor lane only.
+  public static let realTorKinds = [
+    "bootstrap-reaches", "bootstrap-stuck", "bootstrap-problem", "bootstrap-through-bridge",
+    "flows-only-to",
   ]
 
   /// A plain sentence for reports: "TorBootstrapDidStall posted by 75 s".
@@ -93,6 +118,15 @@ public enum ScenarioExpectation: Sendable, Equatable {
     case .eventsInOrder(let events): return "events in order: " + events.joined(separator: " -> ")
     case .trafficOnlyToTor: return "traffic only to Tor"
     case .clearnetByUserChoice: return "clearnet by the user's choice, reported as exposure"
+    case .bootstrapReaches(let progress):
+      return "tor bootstraps to \(progress)%"
+        + (progress >= 100 ? " and a fetch through the exit succeeds" : "")
+    case .bootstrapStuck(let atMost, let tag):
+      return "tor stays at \(atMost)% or below" + (tag.map { " (\($0))" } ?? "")
+    case .bootstrapProblem(let reason): return "tor reports a bootstrap problem \(reason)"
+    case .bootstrapThroughBridge: return "tor bootstraps through the pluggable transport"
+    case .flowsOnlyTo(let ports):
+      return "every flow goes to port " + ports.map(String.init).joined(separator: " or ")
     }
   }
 }

@@ -7,6 +7,12 @@ import Audit
 public struct ScenarioOutcome: Sendable, Equatable {
   public var events: [ScenarioEvent]
   public var bootstrap: [BootstrapSample]
+  /// tor's own timeline as its controller saw it (bootstrap phases, problems, the commands the
+  /// controller sent) and, on the real-Tor lane, as tor's log showed it. Empty for Arti.
+  public var torTimeline: [TorTimelineEntry]
+  /// Real-Tor lane: whether a fetch through the exit (from the device, through the app's tor)
+  /// succeeded once tor reported 100%; nil when none was tried.
+  public var fetchThroughExit: Bool?
   public var audit: CaptureAudit
   public var capture: CaptureStats
   /// Set when the run could not complete (setup error, the app crashed): the verdict is then
@@ -16,11 +22,14 @@ public struct ScenarioOutcome: Sendable, Equatable {
   public var wallSeconds: Double
 
   public init(
-    events: [ScenarioEvent] = [], bootstrap: [BootstrapSample] = [], audit: CaptureAudit,
+    events: [ScenarioEvent] = [], bootstrap: [BootstrapSample] = [],
+    torTimeline: [TorTimelineEntry] = [], fetchThroughExit: Bool? = nil, audit: CaptureAudit,
     capture: CaptureStats, runError: String? = nil, wallSeconds: Double = 0
   ) {
     self.events = events
     self.bootstrap = bootstrap
+    self.torTimeline = torTimeline
+    self.fetchThroughExit = fetchThroughExit
     self.audit = audit
     self.capture = capture
     self.runError = runError
@@ -93,15 +102,42 @@ public struct CaptureAudit: Sendable, Equatable {
   /// Packets per class over time for the timeline: "tor", "link-control", "control" and the
   /// leak classes' raw values.
   public var traffic: [TrafficSample]
+  /// The flows to allowed Tor addresses, for `flows-only-to`.
+  public var torFlows: [TorFlow]
 
   public init(
     verdict: Verdict, inconclusiveReasons: [String] = [], leaks: [ScenarioLeak] = [],
-    traffic: [TrafficSample] = []
+    traffic: [TrafficSample] = [], torFlows: [TorFlow] = []
   ) {
     self.verdict = verdict
     self.inconclusiveReasons = inconclusiveReasons
     self.leaks = leaks
     self.traffic = traffic
+    self.torFlows = torFlows
+  }
+}
+
+/// One flow between the device and an allowed Tor address (a relay, the bridge, the guard).
+public struct TorFlow: Sendable, Equatable {
+  public var source: String
+  public var sourcePort: Int
+  public var destination: String
+  public var destinationPort: Int
+  public var packets: Int
+
+  public init(
+    source: String, sourcePort: Int, destination: String, destinationPort: Int, packets: Int
+  ) {
+    self.source = source
+    self.sourcePort = sourcePort
+    self.destination = destination
+    self.destinationPort = destinationPort
+    self.packets = packets
+  }
+
+  /// Either end's port is one of `ports` (a flow is named by whoever sent its first packet).
+  public func touches(_ ports: [Int]) -> Bool {
+    ports.contains(sourcePort) || ports.contains(destinationPort)
   }
 }
 

@@ -23,6 +23,13 @@ public enum ScenarioParser {
     "TorUserPreferenceChanged",
   ]
 
+  /// tor's reasons for a bootstrap problem (control-spec: REASON of a BOOTSTRAP warning, the
+  /// OR connection's end reasons).
+  public static let bootstrapProblemReasons = [
+    "MISC", "DONE", "CONNECTREFUSED", "IDENTITY", "CONNECTRESET", "TIMEOUT", "NOROUTE",
+    "IOERROR", "RESOURCELIMIT", "PT_MISSING",
+  ]
+
   /// `name` defaults to the file name without directory and `.json`.
   public static func parse(_ text: String, file: String, name: String? = nil)
     throws(ScenarioError) -> Scenario
@@ -35,31 +42,70 @@ public enum ScenarioParser {
     }
     let doc = try FieldReader(root, file: file, path: "")
     try doc.rejectUnknown(allowing: [
-      "$schema", "title", "proves", "weakness", "duration", "tor", "network", "app", "expect",
+      "$schema", "lane", "title", "proves", "weakness", "gap", "duration", "tor", "network", "app",
+      "expect",
     ])
     if let schema = doc.value("$schema"), case .string = schema {
     } else if let schema = doc.value("$schema") {
       throw doc.fail("$schema", "expected a string, got \(schema.shortDescription)")
     }
+    let lane =
+      try doc.oneOf("lane", Lane.allCases.map(\.rawValue), required: false)
+      .map { Lane(rawValue: $0)! } ?? .mock
     let title = try doc.string("title")!
     let proves = try doc.string("proves")!
     let weakness = try doc.integer("weakness", in: 1...4, "a weakness number")
+    let gap = try doc.string("gap", required: false)
     let duration = try doc.seconds("duration", required: true, positive: true)!
-    guard let torReader = try doc.object("tor") else {
-      throw doc.fail(nil, "missing \"tor\": expected an object (personality, bootstrap)")
+    if lane == .realTor, duration > realTorMaxDuration {
+      throw doc.fail(
+        "duration",
+        "the real-Tor lane runs in real time: expected at most "
+          + "\(formatSeconds(realTorMaxDuration)), got \(formatSeconds(duration))")
     }
-    let tor = try parseTor(torReader, duration: duration)
-    let network = try doc.object("network").map { r throws(ScenarioError) in try parseNetwork(r) }
+    guard let torReader = try doc.object("tor") else {
+      throw doc.fail(
+        nil,
+        lane == .mock
+          ? "missing \"tor\": expected an object (personality, bootstrap)"
+          : "missing \"tor\": expected an object (client, bridges)")
+    }
+    let tor: TorSide =
+      lane == .mock
+      ? .mock(try parseTor(torReader, duration: duration))
+      : .realTor(try parseRealTor(torReader))
+    let network = try doc.object("network").map { r throws(ScenarioError) in
+      try parseNetwork(r, lane: lane)
+    }
     guard let appReader = try doc.object("app") else {
       throw doc.fail(nil, "missing \"app\": expected an object (profile, actions)")
     }
-    let app = try parseApp(appReader, duration: duration)
+    let app = try parseApp(appReader, duration: duration, lane: lane)
     let expectations = try doc.array("expect", required: true, minCount: 1, "expectations")!
-      .map { e throws(ScenarioError) in try parseExpectation(e.value, file: file, path: e.path) }
+      .map { e throws(ScenarioError) in
+        try parseExpectation(e.value, file: file, path: e.path, lane: lane)
+      }
     return Scenario(
       name: name ?? defaultName(file), path: file, title: title, proves: proves,
-      weakness: weakness, duration: duration, tor: tor, network: network ?? NetworkPlan(),
-      app: app, expectations: expectations)
+      weakness: weakness, gap: gap, duration: duration, tor: tor,
+      network: network ?? NetworkPlan(), app: app, expectations: expectations)
+  }
+
+  /// Real time: a real-lane scenario longer than this would make the audit slow for CI.
+  public static let realTorMaxDuration: Double = 180
+
+  /// Fields that belong to the other lane, named in the error so the fix is obvious.
+  static func rejectOtherLane(_ r: FieldReader, _ fields: [String], lane: Lane)
+    throws(ScenarioError)
+  {
+    for field in fields where r.value(field) != nil {
+      throw r.fail(
+        field,
+        lane == .mock
+          ? "a real-Tor lane field: not allowed in a mock-lane scenario "
+            + "(add \"lane\": \"real-tor\" at the top)"
+          : "a mock-lane field: not allowed in a real-tor scenario")
+    }
   }
 
   static func defaultName(_ file: String) -> String {
@@ -67,9 +113,33 @@ public enum ScenarioParser {
     return base.hasSuffix(".json") ? String(base.dropLast(5)) : base
   }
 
+  private static func parseRealTor(_ r: FieldReader) throws(ScenarioError) -> RealTorPlan {
+    try rejectOtherLane(r, ["personality", "bootstrap", "faults", "crashAt"], lane: .realTor)
+    try r.rejectUnknown(allowing: ["client", "bridges", "note"])
+    let client = RealTorPlan.Client(
+      rawValue: try r.oneOf("client", RealTorPlan.Client.allCases.map(\.rawValue))!)!
+    var bridges: [RealTorPlan.Bridge] = []
+    for e in try r.array("bridges", "bridge names") ?? [] {
+      guard case .string(let s) = e.value, let bridge = RealTorPlan.Bridge(rawValue: s) else {
+        let names = RealTorPlan.Bridge.allCases.map { "\"\($0.rawValue)\"" }
+        throw ScenarioError(
+          file: r.file, path: e.path,
+          message: "expected a bridge name (one of \(names.joined(separator: ", "))), got "
+            + e.value.shortDescription)
+      }
+      if bridges.contains(bridge) {
+        throw ScenarioError(file: r.file, path: e.path, message: "\"\(s)\" is listed twice")
+      }
+      bridges.append(bridge)
+    }
+    _ = try r.string("note", required: false)
+    return RealTorPlan(client: client, bridges: bridges)
+  }
+
   private static func parseTor(_ r: FieldReader, duration: Double) throws(ScenarioError)
     -> TorPlan
   {
+    try rejectOtherLane(r, ["client", "bridges"], lane: .mock)
     try r.rejectUnknown(allowing: ["personality", "bootstrap", "faults", "crashAt", "note"])
     let personality = TorPlan.Personality(
       rawValue: try r.oneOf("personality", TorPlan.Personality.allCases.map(\.rawValue))!)!
@@ -114,10 +184,12 @@ public enum ScenarioParser {
       destination: destination, kind: kind, milliseconds: ms, afterBytes: afterBytes, reply: reply)
   }
 
-  private static func parseNetwork(_ r: FieldReader) throws(ScenarioError) -> NetworkPlan {
+  private static func parseNetwork(_ r: FieldReader, lane: Lane) throws(ScenarioError)
+    -> NetworkPlan
+  {
     try r.rejectUnknown(allowing: ["censor", "dnsPoisoning", "note"])
     let rules = try (r.array("censor", "censor rules") ?? []).map { e throws(ScenarioError) in
-      try parseCensorRule(FieldReader(e.value, file: r.file, path: e.path))
+      try parseCensorRule(FieldReader(e.value, file: r.file, path: e.path), lane: lane)
     }
     let poisoning = try (r.array("dnsPoisoning", "DNS poisoning rules") ?? []).map {
       e throws(ScenarioError) in
@@ -134,7 +206,9 @@ public enum ScenarioParser {
     return NetworkPlan(censor: rules, dnsPoisoning: poisoning)
   }
 
-  private static func parseCensorRule(_ r: FieldReader) throws(ScenarioError) -> CensorPlanRule {
+  private static func parseCensorRule(_ r: FieldReader, lane: Lane) throws(ScenarioError)
+    -> CensorPlanRule
+  {
     try r.rejectUnknown(allowing: [
       "action", "to", "port", "protocol", "longerThan", "from", "until", "note",
     ])
@@ -142,7 +216,22 @@ public enum ScenarioParser {
       rawValue: try r.oneOf("action", CensorPlanRule.Action.allCases.map(\.rawValue))!)!
     let target = try r.string(
       "to", matching: Pattern.host,
-      "a target: tor-guards, dns-resolver, world, any, or a host name the world serves")!
+      lane == .mock
+        ? "a target: tor-guards, dns-resolver, world, any, or a host name the world serves"
+        : "a target: tor-relays, tor-bridge, dns-resolver, world, any, or a host name the "
+          + "world serves")!
+    if lane == .mock, CensorPlanRule.realOnlyTargets.contains(target) {
+      throw r.fail(
+        "to",
+        "\"\(target)\" is a real-Tor lane target: not allowed in a mock-lane scenario "
+          + "(the mock's guard is \"tor-guards\")")
+    }
+    if lane == .realTor, CensorPlanRule.mockOnlyTargets.contains(target) {
+      throw r.fail(
+        "to",
+        "\"\(target)\" is the mock's guard: on the real-Tor lane use \"tor-relays\" or "
+          + "\"tor-bridge\"")
+    }
     let transport = try r.oneOf(
       "protocol", CensorPlanRule.TransportProtocol.allCases.map(\.rawValue), required: false
     ).map { CensorPlanRule.TransportProtocol(rawValue: $0)! }
@@ -163,8 +252,8 @@ public enum ScenarioParser {
       from: from, until: until)
   }
 
-  private static func parseApp(_ r: FieldReader, duration: Double) throws(ScenarioError)
-    -> AppPlan
+  private static func parseApp(_ r: FieldReader, duration: Double, lane: Lane)
+    throws(ScenarioError) -> AppPlan
   {
     try r.rejectUnknown(allowing: [
       "profile", "torPreference", "activation", "customRelays", "actions", "note",
@@ -185,7 +274,8 @@ public enum ScenarioParser {
     }
     let actions = try r.array("actions", required: true, minCount: 1, "actions")!.map {
       e throws(ScenarioError) in
-      try parseAction(FieldReader(e.value, file: r.file, path: e.path), duration: duration)
+      try parseAction(
+        FieldReader(e.value, file: r.file, path: e.path), duration: duration, lane: lane)
     }
     _ = try r.string("note", required: false)
     return AppPlan(
@@ -198,10 +288,15 @@ public enum ScenarioParser {
       .map(\.element))
   }
 
-  private static func parseAction(_ r: FieldReader, duration: Double) throws(ScenarioError)
-    -> AppAction
+  private static func parseAction(_ r: FieldReader, duration: Double, lane: Lane)
+    throws(ScenarioError) -> AppAction
   {
     let verb = try r.oneOf("do", AppAction.Step.verbs)!
+    if lane == .realTor, verb == "tor-crash" {
+      throw r.fail(
+        "do", "\"tor-crash\" kills the mock: a mock-lane action, not allowed in a real-tor scenario"
+      )
+    }
     var allowed = ["at", "do", "note"]
     switch verb {
     case "set-preference": allowed.append("enabled")
@@ -230,11 +325,17 @@ public enum ScenarioParser {
     return AppAction(at: at, step: step)
   }
 
-  static func parseExpectation(_ value: JSONValue, file: String, path: String)
-    throws(ScenarioError) -> ScenarioExpectation
-  {
+  static func parseExpectation(
+    _ value: JSONValue, file: String, path: String, lane: Lane = .mock
+  ) throws(ScenarioError) -> ScenarioExpectation {
     let r = try FieldReader(value, file: file, path: path)
     let kind = try r.oneOf("kind", ScenarioExpectation.kinds)!
+    if lane == .mock, ScenarioExpectation.realTorKinds.contains(kind) {
+      throw r.fail(
+        "kind",
+        "\"\(kind)\" is judged from Debian's tor: a real-Tor lane expectation, not allowed in "
+          + "a mock-lane scenario (add \"lane\": \"real-tor\" at the top)")
+    }
     var allowed = ["kind", "because"]
     switch kind {
     case "leak-caught": allowed += ["classes"]
@@ -246,6 +347,10 @@ public enum ScenarioParser {
     case "proxy-mode": allowed += ["mode", "at"]
     case "bootstrap-summary": allowed += ["text", "match", "at"]
     case "events-in-order": allowed += ["events"]
+    case "bootstrap-reaches": allowed += ["progress"]
+    case "bootstrap-stuck": allowed += ["atMost", "tag"]
+    case "bootstrap-problem": allowed += ["reason"]
+    case "flows-only-to": allowed += ["ports"]
     default: break
     }
     try r.rejectUnknown(allowing: allowed)
@@ -318,6 +423,31 @@ public enum ScenarioParser {
       }
       return .eventsInOrder(events)
     case "traffic-only-to-tor": return .trafficOnlyToTor
+    case "bootstrap-reaches":
+      return .bootstrapReaches(
+        progress: try r.integer("progress", in: 0...100, "a bootstrap percentage", required: true)!)
+    case "bootstrap-stuck":
+      return .bootstrapStuck(
+        atMost: try r.integer("atMost", in: 0...100, "a bootstrap percentage", required: true)!,
+        tag: try r.oneOf("tag", BootstrapPhase.all.map(\.tag), required: false))
+    case "bootstrap-problem":
+      return .bootstrapProblem(reason: try r.oneOf("reason", bootstrapProblemReasons)!)
+    case "bootstrap-through-bridge": return .bootstrapThroughBridge
+    case "flows-only-to":
+      var ports: [Int] = []
+      for e in try r.array("ports", required: true, minCount: 1, "ports")! {
+        guard case .number(let n) = e.value, n.rounded() == n, n >= 1, n <= 65535 else {
+          throw ScenarioError(
+            file: file, path: e.path,
+            message: "expected a port (an integer from 1 to 65535), got "
+              + e.value.shortDescription)
+        }
+        if ports.contains(Int(n)) {
+          throw ScenarioError(file: file, path: e.path, message: "port \(Int(n)) is listed twice")
+        }
+        ports.append(Int(n))
+      }
+      return .flowsOnlyTo(ports: ports)
     default: return .clearnetByUserChoice
     }
   }

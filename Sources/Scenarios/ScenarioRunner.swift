@@ -54,6 +54,11 @@ public struct ScenarioRunner: Sendable {
   }
 
   static func runBlocking(_ scenario: Scenario, options: Options) throws -> ScenarioOutcome {
+    guard let plan = scenario.tor.mock else {
+      throw ScenarioError(
+        file: scenario.path, path: "lane",
+        message: "a real-tor scenario: it runs in the private network (RealLaneRunner)")
+    }
     let wallStart = Date()
     // Unique per run: the same scenario may run several times side by side.
     let unique = "\(scenario.name)-\(UUID().uuidString.prefix(8))"
@@ -87,9 +92,13 @@ public struct ScenarioRunner: Sendable {
       encoding: .utf8)
     let mock = try DeviceCommand(
       ScenarioCommandLines.mockTor(
-        scenario, executable: options.executable, timeScale: options.timeScale,
+        plan, executable: options.executable, timeScale: options.timeScale,
         guards: AddressPlan.guards.map(\.description), eventLog: directory + "/mock.jsonl"),
       in: run, output: directory + "/mock.log")
+    if plan.personality == .ctor {
+      // The control-port backend connects at once: wait (bounded) for the mock to listen.
+      waitForLine("control port on", in: directory + "/mock.log", seconds: 10)
+    }
     let appOutput = directory + "/app.jsonl"
     let runStart = Date().timeIntervalSince1970
     let app = try DeviceCommand(
@@ -144,6 +153,7 @@ public struct ScenarioRunner: Sendable {
     }
     return ScenarioOutcome(
       events: events.map(ScenarioEvent.init), bootstrap: BootstrapSample.timeline(from: events),
+      torTimeline: TorTimelineEntry.timeline(from: events),
       audit: CaptureAudit(report, runStart: runStart, timeScale: options.timeScale),
       capture: CaptureStats(
         report, pcapPath: options.workDirectory == nil ? nil : pcapPath),
@@ -173,6 +183,17 @@ public struct ScenarioRunner: Sendable {
       }
     }
     return (events, other)
+  }
+
+  /// Waits until `text` appears in the file at `path`, for at most `seconds`.
+  static func waitForLine(_ text: String, in path: String, seconds: Double) {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+      if let content = try? String(contentsOfFile: path, encoding: .utf8), content.contains(text) {
+        return
+      }
+      usleep(20_000)
+    }
   }
 
   static func lastLines(_ path: String) -> String {

@@ -1,4 +1,5 @@
 import Audit
+import FailClosedSupport
 import Foundation
 import Sandbox
 import SystemUnderTest
@@ -40,9 +41,12 @@ import Testing
   @Test func everyLibraryScenarioMapsToValidSandboxRules() throws {
     for item in ScenarioLoader.load([scenariosDirectory]) {
       let scenario = try item.result.get()
-      #expect(scenario.tor.plan != nil, "\(scenario.name)")
+      if let mock = scenario.tor.mock { #expect(mock.plan != nil, "\(scenario.name)") }
+      let real = SandboxMapping.RealTorTargets(
+        relays: [SocketAddress("10.66.1.101:9001")!, SocketAddress("10.66.1.101:9030")!],
+        bridges: [SocketAddress("10.66.1.106:4433")!])
       for t in [0] + SandboxMapping.changeTimes(scenario.network) {
-        for rule in SandboxMapping.censorRules(scenario.network, at: t) {
+        for rule in SandboxMapping.censorRules(scenario.network, at: t, real: real) {
           #expect(throws: Never.self, "\(scenario.name)") { try rule.validate() }
         }
       }

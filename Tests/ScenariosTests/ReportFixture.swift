@@ -16,11 +16,14 @@ func makeSampleReport(pcapPath: String? = nil) -> RunReport {
   let torTraffic = (0..<20).map {
     TrafficSample(time: Double($0), trafficClass: "tor", packets: 3 + $0)
   }
+  var passOutcome = makeOutcome(events: ready, bootstrap: bootstrap, traffic: torTraffic)
+  passOutcome.torTimeline = sampleTorTimeline
+  passOutcome.fetchThroughExit = true
   let pass = ScenarioResult(
     scenario: makeScenario(
       [.noLeak, .notification(name: "TorDidBecomeReady", by: 10, count: 1)],
       name: "healthy-baseline"),
-    outcome: makeOutcome(events: ready, bootstrap: bootstrap, traffic: torTraffic))
+    outcome: passOutcome)
   let leaky = ScenarioResult(
     scenario: makeScenario([.noLeak], name: "activation-revoked"),
     outcome: makeOutcome(
@@ -58,5 +61,24 @@ func makeSampleReport(pcapPath: String? = nil) -> RunReport {
       ScenarioError(
         file: "Scenarios/broken.json", path: "expect[2].by",
         message: "expected a number of seconds, got \"soon\"")
-    ])
+    ], networkReadySeconds: 14.7)
 }
+
+/// tor's timeline as a control-port client reports it: polls, steps, a problem, a HUP, and a
+/// step from tor's log; with hostile text in a summary.
+let sampleTorTimeline: [TorTimelineEntry] =
+  (0..<5).map {
+    TorTimelineEntry(
+      time: Double($0) * 0.15, phase: "command", command: "GETINFO status/bootstrap-phase")
+  } + [
+    TorTimelineEntry(
+      time: 0.2, phase: "bootstrap", progress: 0, tag: "starting", summary: "Starting"),
+    TorTimelineEntry(
+      time: 0.9, phase: "bootstrap", progress: 5, tag: "conn", summary: "Connecting to a relay"),
+    TorTimelineEntry(
+      time: 1.4, phase: "problem", progress: 5, tag: "conn", summary: "Connecting </td>&",
+      reason: "CONNECTREFUSED", count: 1),
+    TorTimelineEntry(time: 3.0, phase: "command", command: "SIGNAL HUP"),
+    TorTimelineEntry(
+      time: 4.8, source: .log, phase: "bootstrap", progress: 100, tag: "done", summary: "Done"),
+  ]

@@ -94,6 +94,52 @@ import Testing
     scenarioText().replacingOccurrences(of: #""never""#, with: #""stall:conn:slowly""#),
     scenarioText().replacingOccurrences(of: #""never""#, with: #""flap:0""#),
     scenarioText().replacingOccurrences(of: #""never""#, with: #""healthy:5:6""#),
+    // The lanes: each one's fields are refused in the other.
+    scenarioText().replacingOccurrences(
+      of: #""bootstrap": "never""#, with: #""bootstrap": "never", "client": "debian-tor""#),
+    scenarioText(expect: #"[{"kind": "bootstrap-stuck", "atMost": 5}]"#),
+    scenarioText(expect: #"[{"kind": "flows-only-to", "ports": [4433]}]"#),
+    scenarioText().replacingOccurrences(
+      of: #""duration": 90,"#,
+      with: #""duration": 90, "network": {"censor": [{"action": "drop", "to": "tor-bridge"}]},"#),
+    scenarioText().replacingOccurrences(
+      of: #""title": "t","#, with: #""lane": "bus", "title": "t","#),
+    realScenarioText(tor: #"{"client": "debian-tor", "personality": "ctor"}"#),
+    realScenarioText(tor: #"{"client": "debian-tor", "bridges": ["meek"]}"#),
+    realScenarioText(
+      tor: #"{"client": "debian-tor", "bridges": ["testnet-obfs4", "testnet-obfs4"]}"#),
+    realScenarioText(tor: #"{"client": "arti"}"#),
+    realScenarioText(tor: #"{"bridges": []}"#),
+    realScenarioText(network: #"{"censor": [{"action": "drop", "to": "tor-guards"}]}"#),
+    realScenarioText(app: #"{"profile": "bitchat", "actions": [{"at": 0, "do": "tor-crash"}]}"#),
+    realScenarioText(duration: "600"),
+    realScenarioText(expect: #"[{"kind": "bootstrap-reaches", "progress": 101}]"#),
+    realScenarioText(expect: #"[{"kind": "bootstrap-reaches"}]"#),
+    realScenarioText(expect: #"[{"kind": "bootstrap-stuck", "atMost": 5, "tag": "connecting"}]"#),
+    realScenarioText(expect: #"[{"kind": "bootstrap-problem", "reason": "SLOW"}]"#),
+    realScenarioText(expect: #"[{"kind": "flows-only-to", "ports": []}]"#),
+    realScenarioText(expect: #"[{"kind": "flows-only-to", "ports": [1, 1]}]"#),
+    realScenarioText(expect: #"[{"kind": "flows-only-to", "ports": [70000]}]"#),
+    realScenarioText(expect: #"[{"kind": "bootstrap-through-bridge", "ports": [1]}]"#),
+  ]
+
+  /// Valid documents beyond the library files: every real-lane expectation and target.
+  static let validDocuments: [String] = [
+    realScenarioText(
+      network: """
+        {"censor": [{"action": "reset", "to": "tor-bridge", "protocol": "tcp"},
+         {"action": "drop", "to": "tor-relays", "port": 9030}, {"action": "drop", "to": "any", "longerThan": 100}]}
+        """,
+      expect: """
+        [{"kind": "bootstrap-reaches", "progress": 100},
+         {"kind": "bootstrap-stuck", "atMost": 10, "tag": "conn_done", "because": "b"},
+         {"kind": "bootstrap-problem", "reason": "CONNECTREFUSED"},
+         {"kind": "bootstrap-through-bridge"}, {"kind": "flows-only-to", "ports": [4433, 9001]},
+         {"kind": "requests-queued-before-ready"}]
+        """),
+    realScenarioText(tor: #"{"client": "debian-tor", "note": "n"}"#),
+    scenarioText().replacingOccurrences(
+      of: #""title": "t","#, with: #""lane": "mock", "title": "t", "gap": "g","#),
   ]
 
   @Test(.enabled(if: validatorAvailable, "needs /usr/bin/python3 with python3-jsonschema"))
@@ -106,6 +152,9 @@ import Testing
     }
     for (i, text) in Self.invalidDocuments.enumerated() {
       documents.append(("mutation \(i)", text, false))
+    }
+    for (i, text) in Self.validDocuments.enumerated() {
+      documents.append(("valid \(i)", text, true))
     }
     // One line per document for the validator.
     let lines = try documents.map { doc -> String in
@@ -129,8 +178,17 @@ import Testing
     let text = try String(
       contentsOfFile: scenariosDirectory + "/scenario.schema.json", encoding: .utf8)
     let schema = try JSONParser.parse(text)
-    let tor = schema["properties"]?["tor"]?["properties"]
+    let tor = schema["$defs"]?["mockTor"]?["properties"]
     #expect(tor?["bootstrap"]?["pattern"] == .string(ScenarioParser.Pattern.bootstrapPlan))
+    #expect(
+      schema["properties"]?["lane"]?["enum"] == .array(Lane.allCases.map { .string($0.rawValue) }))
+    let real = schema["$defs"]?["realTor"]?["properties"]
+    #expect(
+      real?["client"]?["enum"]
+        == .array(RealTorPlan.Client.allCases.map { .string($0.rawValue) }))
+    #expect(
+      real?["bridges"]?["items"]?["enum"]
+        == .array(RealTorPlan.Bridge.allCases.map { .string($0.rawValue) }))
     #expect(
       schema["$defs"]?["fault"]?["properties"]?["destination"]?["pattern"]
         == .string(ScenarioParser.Pattern.destination))
