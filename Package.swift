@@ -60,8 +60,9 @@ let package = Package(
         "RealTorLane", "FailClosedSupport",
       ]),
     .executableTarget(name: "failclosed", dependencies: ["FailClosedCLI"]),
-    // Load generators for tools/bench: the SOCKS load client and the capture generator.
-    .executableTarget(name: "fcbench", dependencies: ["SOCKS", "FailClosedSupport"]),
+    // Load generators for tools/bench: the SOCKS load client and the capture-fidelity sender.
+    .executableTarget(
+      name: "fcbench", dependencies: ["SOCKS", "Sandbox", "Capture", "Audit", "FailClosedSupport"]),
 
     .testTarget(name: "SupportTests", dependencies: ["FailClosedSupport"]),
     .testTarget(name: "SOCKSTests", dependencies: ["SOCKS"]),

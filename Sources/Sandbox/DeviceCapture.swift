@@ -6,8 +6,13 @@ import Foundation
 extension SandboxRun {
   /// Opens the capture on the device's link (from a thread inside the device namespace) with a
   /// deny-by-default policy allowing `allowed`, and proves it is live with the run's
-  /// positive-control packet before returning. Blocking.
-  public func openDeviceCapture(allowed: Set<Endpoint>, pcapPath: String?) throws -> LiveCapture {
+  /// positive-control packet before returning. Blocking. `bufferSize` is the kernel ring's size
+  /// in bytes (benchmarks and tests shrink it to provoke drops); `observer` runs per packet on
+  /// the capture thread.
+  public func openDeviceCapture(
+    allowed: Set<Endpoint>, pcapPath: String?, bufferSize: Int32 = 32 << 20,
+    observer: (@Sendable (PacketObservation) -> Void)? = nil
+  ) throws -> LiveCapture {
     let probe = SyncProbe(
       destination: Endpoint(
         address: IPAddress(AddressPlan.controlTarget.host)!, port: AddressPlan.controlTarget.port),
@@ -19,7 +24,8 @@ extension SandboxRun {
     let capture = LiveCapture(
       LiveCapture.Configuration(
         interface: AddressPlan.deviceInterface, policy: policy, pcapPath: pcapPath,
-        prepareThread: { try device.enterOnCurrentThread() }))
+        bufferSize: bufferSize, prepareThread: { try device.enterOnCurrentThread() },
+        observer: observer))
     try capture.start()
     do {
       try SandboxExec.sendPositiveControl(self, probe: probe, capture: capture)

@@ -1,10 +1,13 @@
 import FailClosedSupport
 import Foundation
 
-// fcbench: the SOCKS load generator for tools/bench. Prints one JSON object per measurement.
+// fcbench: the load generators for tools/bench. Prints one JSON object per measurement.
 BlockingIO.ignoreSIGPIPE()
 let usage = """
   Usage: fcbench socks --proxy HOST:PORT --label NAME [--quick]
+         fcbench fidelity [--seconds S] [--payload BYTES] [--buffer-kib K] [--steps N]
+           [--threads T]
+           (needs root: builds a sandbox, searches the highest zero-drop capture rate)
   (captures for the audit benchmark come from `failclosed gen-pcap`)
   """
 let arguments = Array(CommandLine.arguments.dropFirst())
@@ -24,6 +27,22 @@ do {
     }
     let result = try SOCKSLoad.run(
       proxy: proxy, label: value("label") ?? proxyText, quick: arguments.contains("--quick"))
+    print(String(decoding: try encoder.encode(result), as: UTF8.self))
+  case "fidelity":
+    var options = CaptureFidelity.Options()
+    func number(_ name: String, _ range: ClosedRange<Double>) throws -> Double? {
+      guard let text = value(name) else { return nil }
+      guard let number = Double(text), range.contains(number) else {
+        throw SystemError("--\(name) \(text): expected a number in \(range)", code: EINVAL)
+      }
+      return number
+    }
+    options.seconds = try number("seconds", 0.5...600) ?? options.seconds
+    options.payloadBytes = Int(try number("payload", 1...1400) ?? Double(options.payloadBytes))
+    if let kib = try number("buffer-kib", 4...1_048_576) { options.bufferBytes = Int32(kib) * 1024 }
+    options.bisectionSteps = Int(try number("steps", 0...10) ?? Double(options.bisectionSteps))
+    options.threads = Int(try number("threads", 1...16) ?? Double(options.threads))
+    let result = try CaptureFidelity.run(options)
     print(String(decoding: try encoder.encode(result), as: UTF8.self))
   default:
     print(usage)

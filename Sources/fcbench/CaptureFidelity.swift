@@ -1,0 +1,218 @@
+import Audit
+import Capture
+import FailClosedSupport
+import Foundation
+import Sandbox
+
+/// Capture fidelity across the sandbox link: UDP datagrams of a fixed size go from the device
+/// to a sink on the censor's side of the veth (an allowed destination, so a clean run is a
+/// pass) at a target rate for a fixed time, with failclosed's device capture on; pcap_stats
+/// says how many the capture dropped and the report gives the verdict. The rate is searched
+/// (doubling, then bisection) for the highest one with zero drops; above it the verdict must
+/// be inconclusive, never pass. tcpdump, with the same snaplen, immediate mode and buffer
+/// size, captures the same link at the same rates for comparison.
+enum CaptureFidelity {
+  struct Options {
+    var seconds = 10.0
+    var payloadBytes = 64
+    var bufferBytes: Int32 = 32 << 20
+    var bisectionSteps = 4
+    /// Sending threads (one socket each).
+    var threads = 2
+  }
+
+  struct Probe: Codable {
+    var tool: String
+    /// Packets per second asked for; nil: as fast as one sending thread goes.
+    var targetRate: Double?
+    var sent: Int
+    var sendFailures: Int
+    var seconds: Double
+    var sentRate: Double
+    var received: UInt64
+    var dropped: UInt64
+    /// failclosed's verdict (tcpdump has none).
+    var verdict: String?
+    var reasons: [String]
+  }
+
+  struct Result: Codable {
+    var payloadBytes: Int
+    var wireBytes: Int
+    var seconds: Double
+    var bufferBytes: Int32
+    /// Achieved packets/s of the fastest probe with zero drops (nil: none had zero drops).
+    var maxZeroDropRate: Double?
+    /// True when even the sender's top speed caused no drop (the limit is the sender's).
+    var senderBound: Bool
+    var atDouble: Probe?
+    var atSaturation: Probe
+    var tcpdump: [Probe]
+    /// Every failclosed probe in the order run.
+    var probes: [Probe]
+    /// Probes that dropped packets yet passed: must be zero.
+    var passedWithDrops: Int
+  }
+
+  static let sink = SocketAddress("10.66.0.1:9000")!
+
+  static func run(_ options: Options) throws -> Result {
+    let sandbox = try SandboxRun.createBlocking()
+    defer { sandbox.teardown() }
+    // The sink never reads: a full receive buffer drops silently (no ICMP back to the device).
+    let sinkSocket = try sandbox.censor.perform { try DatagramSocket.bound(to: sink) }
+    defer { sinkSocket.close() }
+    var sockets: [DatagramSocket] = []
+    defer { for socket in sockets { socket.close() } }
+    for _ in 0..<options.threads {
+      let socket = try sandbox.device.perform { try DatagramSocket(.ipv4) }
+      sockets.append(socket)
+      guard sink.withSockAddr({ Glibc.connect(socket.fd, $0, $1) }) == 0 else {
+        throw SystemError("connect(UDP \(sink))")
+      }
+    }
+    let sender = PacedSender(sockets: sockets.map(\.fd), payloadBytes: options.payloadBytes)
+
+    var probes: [Probe] = []
+    func ours(_ rate: Double?) throws -> Probe {
+      let probe = try captureProbe(sandbox, sender, rate: rate, options)
+      probes.append(probe)
+      FileHandle.standardError.write(Data("fcbench fidelity: \(line(probe))\n".utf8))
+      return probe
+    }
+
+    let saturation = try ours(nil)
+    let ceiling = saturation.sentRate
+    var best: Probe?
+    var bestRate = 0.0
+    var atDouble: Probe?
+    if saturation.dropped == 0 {
+      best = saturation
+      bestRate = ceiling
+    } else {
+      // Doubling from a sixteenth of the sender's top speed, then bisection.
+      var rate = max(1000, (ceiling / 16).rounded(.down))
+      var failing = ceiling
+      while rate < ceiling * 0.9 {
+        let probe = try ours(rate)
+        if probe.dropped > 0 {
+          failing = rate
+          break
+        }
+        best = probe
+        bestRate = rate
+        rate *= 2
+      }
+      for _ in 0..<options.bisectionSteps {
+        let middle = ((bestRate + failing) / 2).rounded()
+        let probe = try ours(middle)
+        if probe.dropped == 0 {
+          best = probe
+          bestRate = middle
+        } else {
+          failing = middle
+        }
+      }
+      if best != nil {
+        atDouble = 2 * bestRate < ceiling * 0.95 ? try ours(2 * bestRate) : saturation
+      }
+    }
+
+    // tcpdump at the same rates: the highest zero-drop one, twice it, and flat out.
+    var rates: [Double?] = []
+    if saturation.dropped > 0 {
+      if best != nil { rates.append(bestRate) }
+      if let rate = atDouble?.targetRate { rates.append(rate) }
+    }
+    rates.append(nil)
+    var peer: [Probe] = []
+    for rate in rates {
+      let probe = try tcpdumpProbe(sandbox, sender, rate: rate, options)
+      FileHandle.standardError.write(Data("fcbench fidelity: \(line(probe))\n".utf8))
+      peer.append(probe)
+    }
+    return Result(
+      payloadBytes: options.payloadBytes, wireBytes: options.payloadBytes + 8 + 20 + 14,
+      seconds: options.seconds, bufferBytes: options.bufferBytes,
+      maxZeroDropRate: best?.sentRate, senderBound: saturation.dropped == 0, atDouble: atDouble,
+      atSaturation: saturation, tcpdump: peer, probes: probes,
+      passedWithDrops: probes.filter { $0.dropped > 0 && $0.verdict == "pass" }.count)
+  }
+
+  static func line(_ probe: Probe) -> String {
+    let target = probe.targetRate.map { String(Int($0)) } ?? "max"
+    return "\(probe.tool) target \(target)/s sent \(Int(probe.sentRate))/s received "
+      + "\(probe.received) dropped \(probe.dropped) \(probe.verdict ?? "")"
+  }
+
+  /// failclosed's capture (as `exec` opens it, positive control included) around one send.
+  static func captureProbe(
+    _ sandbox: SandboxRun, _ sender: PacedSender, rate: Double?, _ options: Options
+  ) throws -> Probe {
+    let capture = try sandbox.openDeviceCapture(
+      allowed: [Endpoint(sink)], pcapPath: nil, bufferSize: options.bufferBytes)
+    let outcome = sender.send(rate: rate, seconds: options.seconds)
+    // Let the capture thread catch up with what is already in the ring.
+    usleep(300_000)
+    let report = capture.stop()
+    return Probe(
+      tool: "failclosed", targetRate: rate, sent: outcome.sent, sendFailures: outcome.failed,
+      seconds: outcome.seconds, sentRate: Double(outcome.sent) / outcome.seconds,
+      received: report.capture?.received ?? 0, dropped: report.capture?.dropped ?? 0,
+      verdict: report.verdict.rawValue, reasons: report.reasons.map(\.description))
+  }
+
+  /// tcpdump in the device namespace on the same interface, same snaplen, immediate mode and
+  /// buffer size, writing to /dev/null; its "dropped by kernel" line after SIGINT.
+  static func tcpdumpProbe(
+    _ sandbox: SandboxRun, _ sender: PacedSender, rate: Double?, _ options: Options
+  ) throws -> Probe {
+    let log = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "fcbench-tcpdump-\(getpid()).txt")
+    _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+    defer { try? FileManager.default.removeItem(at: log) }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = [
+      "ip", "netns", "exec", sandbox.names.device, "tcpdump", "-i", AddressPlan.deviceInterface,
+      "-n", "-s", "2048", "--immediate-mode", "-B", String(options.bufferBytes / 1024), "-w",
+      "/dev/null",
+    ]
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = try FileHandle(forWritingTo: log)
+    // On any early exit the sandbox's teardown kills what is left in its namespaces.
+    try process.run()
+    func text() -> String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+    var listening = false
+    for _ in 0..<500 where process.isRunning {
+      if text().contains("listening on") {
+        listening = true
+        break
+      }
+      usleep(10_000)
+    }
+    guard listening else {
+      process.terminate()
+      throw SystemError("tcpdump did not start: \(text())", code: EIO)
+    }
+    let outcome = sender.send(rate: rate, seconds: options.seconds)
+    usleep(300_000)
+    process.interrupt()
+    for _ in 0..<500 where process.isRunning { usleep(10_000) }
+    if process.isRunning {
+      kill(process.processIdentifier, SIGKILL)
+      throw SystemError("tcpdump ignored SIGINT", code: EIO)
+    }
+    func count(_ suffix: String) -> UInt64 {
+      for line in text().split(separator: "\n") where line.hasSuffix(suffix) {
+        return UInt64(line.split(separator: " ").first ?? "") ?? 0
+      }
+      return 0
+    }
+    return Probe(
+      tool: "tcpdump", targetRate: rate, sent: outcome.sent, sendFailures: outcome.failed,
+      seconds: outcome.seconds, sentRate: Double(outcome.sent) / outcome.seconds,
+      received: count("packets received by filter"), dropped: count("packets dropped by kernel"),
+      verdict: nil, reasons: [])
+  }
+}
