@@ -14,6 +14,8 @@ public final class ControlPortListener: @unchecked Sendable {
     var outbox: [UInt8] = []
     var closeAfterFlush = false
     var lastActivity: Double
+    /// Nothing is written before this real time (the heartbeat-delay fault).
+    var holdUntil = 0.0
   }
 
   public let address: SocketAddress
@@ -32,6 +34,7 @@ public final class ControlPortListener: @unchecked Sendable {
   private let lock = NSLock()
   private var queuedEvents: [ControlAsyncEvent] = []
   private var dropRequest: Bool?
+  private var heartbeatDelay = 0.0
   private var stopping = false
   private var started = false
   private var liveConnections = 0
@@ -68,6 +71,14 @@ public final class ControlPortListener: @unchecked Sendable {
 
   /// Connections open now.
   public var connectionCount: Int { lock.withLock { liveConnections } }
+
+  /// A fault: after a `GETINFO orconn-status` (Onion Browser's heartbeat), the connection
+  /// writes nothing for this many real seconds. Answers stay in order, so everything behind
+  /// the heartbeat's answer waits too, as behind a busy tor. 0 (the default) turns it off.
+  public var orconnStatusReplyDelay: Double {
+    get { lock.withLock { heartbeatDelay } }
+    set { lock.withLock { heartbeatDelay = max(0, newValue) } }
+  }
 
   public func start() {
     let first = lock.withLock {
@@ -147,9 +158,10 @@ public final class ControlPortListener: @unchecked Sendable {
       flushAndReap(&connections)
 
       var fds = [pollfd(fd: listening.fd, events: Int16(POLLIN), revents: 0)]
+      let pollTime = realTime.now
       for connection in connections {
         var wanted: Int32 = connection.closeAfterFlush ? 0 : POLLIN
-        if !connection.outbox.isEmpty { wanted |= POLLOUT }
+        if !connection.outbox.isEmpty && pollTime >= connection.holdUntil { wanted |= POLLOUT }
         fds.append(pollfd(fd: connection.socket.fd, events: Int16(wanted), revents: 0))
       }
       let ready = poll(&fds, nfds_t(fds.count), 50)
@@ -207,7 +219,13 @@ public final class ControlPortListener: @unchecked Sendable {
     let output = connection.session.receive(buffer[0..<count], context: &context)
     connection.outbox += output.bytes
     if output.close { connection.closeAfterFlush = true }
+    let delay = orconnStatusReplyDelay
     for record in output.commands {
+      if delay > 0, record.keyword.uppercased() == "GETINFO",
+        record.arguments.split(separator: " ").contains("orconn-status")
+      {
+        connection.holdUntil = realTime.now + delay
+      }
       backend?.controlCommandHandled(record, peer: connection.peer)
     }
     for action in output.actions {
@@ -222,10 +240,11 @@ public final class ControlPortListener: @unchecked Sendable {
 
   /// Writes queued bytes without blocking; closes connections that are done or stalled.
   private func flushAndReap(_ connections: inout [Connection]) {
+    let now = realTime.now
     for index in connections.indices.reversed() {
       var connection = connections[index]
       var alive = true
-      while !connection.outbox.isEmpty {
+      while !connection.outbox.isEmpty && now >= connection.holdUntil {
         let sent = connection.outbox.withUnsafeBytes {
           Glibc.send(
             connection.socket.fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))

@@ -157,7 +157,7 @@ public enum AppDriver {
     case .ctor:
       backend = ControlPortTorBackend(
         control: options.control ?? SocketAddress("127.0.0.1:9051")!,
-        authentication: options.controlAuthentication, scheduler: scheduler)
+        authentication: options.controlAuthentication, scheduler: scheduler, log: log)
       probe = SocketSocksProbe(log: log, timeScale: options.timeScale)
     case .tor:
       // run() has checked that the configuration is there.

@@ -48,6 +48,7 @@ import Foundation
   public let settings: NostrRelaySettings
   public private(set) var relays: NostrRelayManager!
   public private(set) var directory: GeoRelayDirectory!
+  private let backend: any TorBackend
   private var random: SeededRandom
   private var messageCounter = 0
 
@@ -56,6 +57,7 @@ import Foundation
     self.log = log
     let profile = configuration.profile
     bus = NotificationBus(log: log)
+    backend = configuration.backend
     random = SeededRandom(seed: configuration.jitterSeed)
     let stateDirectory = configuration.stateDirectory
     tor = TorManager(
@@ -132,10 +134,12 @@ import Foundation
     }
   }
 
-  /// An NWPathMonitor update: activation's reachability and TorManager's path poke.
+  /// An NWPathMonitor update: activation's reachability, TorManager's path poke, and the
+  /// backend's network-change handling (RELOAD+NEWNYM for a control-port tor).
   public func pathChanged(satisfied: Bool) {
     activation.pathUpdated(satisfied: satisfied)
     tor.pathDidChange()
+    backend.networkChanged()
   }
 
   public func sendMessage(_ text: String) {

@@ -16,6 +16,13 @@
   func bootstrapSummary() -> String
   /// Whether this client can reach onion services (Arti as built by bitchat: no).
   var supportsOnionServices: Bool { get }
+  /// The device's network changed (a path update). Control-port tors get SIGNAL RELOAD and
+  /// NEWNYM (Onion Browser 2.X); Arti's FFI has nothing for it.
+  func networkChanged()
+}
+
+extension TorBackend {
+  public func networkChanged() {}
 }
 
 /// One SOCKS reachability probe: a TCP connect to the SOCKS endpoint with a timeout; the

@@ -1,19 +1,12 @@
 import FailClosedSupport
 import Foundation
+import MockTor
 import Testing
+import TorControl
 
 @testable import SystemUnderTest
 
 @Suite struct ControlPortBackendTests {
-  @Test func parsesBootstrapPhaseLines() {
-    let reply =
-      #"status/bootstrap-phase=NOTICE BOOTSTRAP PROGRESS=45 TAG=loading_descriptors SUMMARY="Loading relay descriptors""#
-    #expect(ControlPortClient.bootstrapPhase(reply)! == (45, "Loading relay descriptors"))
-    let event = #"STATUS_CLIENT NOTICE BOOTSTRAP PROGRESS=100 TAG=done SUMMARY="Done""#
-    #expect(ControlPortClient.bootstrapPhase(event)! == (100, "Done"))
-    #expect(ControlPortClient.bootstrapPhase("OK") == nil)
-  }
-
   /// A scripted control port: password auth, SETEVENTS, SETCONF, then bootstrap phases.
   @Test(.timeLimit(.minutes(1)))
   func drivesAControlPortUntilBootstrapped() async throws {
@@ -67,12 +60,221 @@ import Testing
     }
     let progress = backend.bootstrapProgress()
     #expect(backend.bootstrapSummary() == "Done")
-    await withCheckedContinuation { continuation in
-      backend.stop { continuation.resume() }
-    }
+    await stop(backend)
     #expect(!backend.isRunning())
     try await Task.sleep(nanoseconds: 100_000_000)
     return progress
+  }
+
+  @AppActor static func stop(_ backend: ControlPortTorBackend) async {
+    await withCheckedContinuation { continuation in
+      backend.stop { continuation.resume() }
+    }
+  }
+
+  @Test(.timeLimit(.minutes(1)))
+  func unreachableControlPortIsAnError() async throws {
+    // A port nobody listens on: bind, read the port, close.
+    let probe = try Socket.listen(on: SocketAddress("127.0.0.1:0")!)
+    let address = probe.localAddress!
+    probe.close()
+    let log = AppEventLog(clock: SystemClock())
+    let summary = try await Self.summaryAfterFailure(address: address, log: log)
+    #expect(summary.hasPrefix("Error: control port 127.0.0.1:"))
+    #expect(log.events(.tor).contains { $0["phase"] == "process" })
+  }
+
+  @AppActor static func summaryAfterFailure(address: SocketAddress, log: AppEventLog) async throws
+    -> String
+  {
+    let backend = ControlPortTorBackend(
+      control: address, authentication: .none, scheduler: ClockScheduler(clock: SystemClock()),
+      log: log)
+    _ = backend.start(dataDirectory: "/tmp", socksPort: 0)
+    for _ in 0..<250 where !backend.bootstrapSummary().hasPrefix("Error") {
+      try await Task.sleep(nanoseconds: 20_000_000)
+    }
+    let summary = backend.bootstrapSummary()
+    await stop(backend)
+    return summary
+  }
+}
+
+/// The backend over real loopback sockets against the mock's ctor control port.
+@Suite struct ControlPortBackendMockTests {
+  /// Onion Browser's numbers, shortened so each test takes a second or two.
+  static let timings: OnionBrowserTimings = {
+    var timings = OnionBrowserTimings()
+    timings.heartbeatInterval = 0.3
+    timings.heartbeatTimeout = 1.0
+    timings.heartbeatAfterHUP = 0.3
+    timings.stallGuard = 1.0
+    return timings
+  }()
+
+  /// A mock ctor control port (password auth, DisableNetwork 1 at start, as Onion Browser's tor)
+  /// and a backend attached to it.
+  final class Setup: @unchecked Sendable {
+    let service: ControlPortService
+    let mockLog = EventCollectorStrings()
+    let appLog = AppEventLog(clock: SystemClock())
+
+    init(plan: String) throws {
+      let mockLog = self.mockLog
+      service = try ControlPortService(
+        port: 0, auth: "password:s3cret", plan: plan, clock: SystemClock(),
+        disableNetwork: true,
+        log: { event, _, fields in
+          guard event == "control" else { return }
+          mockLog.add(
+            [fields["command"] ?? "", fields["arguments"] ?? ""].filter { !$0.isEmpty }
+              .joined(separator: " "))
+        })
+      service.start()
+    }
+
+    deinit { service.stop() }
+
+    /// What the mock was sent, in order.
+    var commands: [String] { mockLog.values }
+
+    @AppActor func backend(bridges: Bool = false) -> ControlPortTorBackend {
+      ControlPortTorBackend(
+        control: service.address, authentication: .password("s3cret"),
+        scheduler: ClockScheduler(clock: SystemClock()), log: appLog, bridgesConfigured: bridges,
+        timings: ControlPortBackendMockTests.timings)
+    }
+
+    func torEvents(_ phase: String) -> [AppEvent] {
+      appLog.events(.tor).filter { $0["phase"]?.description == phase }
+    }
+  }
+
+  /// Waits (bounded, 10 s) until `condition` holds; returns whether it did.
+  static func eventually(_ condition: @Sendable () -> Bool) async -> Bool {
+    for _ in 0..<500 {
+      if condition() { return true }
+      try? await Task.sleep(nanoseconds: 20_000_000)
+    }
+    return condition()
+  }
+
+  @AppActor static func start(_ backend: ControlPortTorBackend) {
+    #expect(backend.start(dataDirectory: "/tmp", socksPort: 0) == 0)
+  }
+
+  @AppActor static func progress(_ backend: ControlPortTorBackend) -> Int {
+    backend.bootstrapProgress()
+  }
+
+  @Test(.timeLimit(.minutes(1)))
+  func bootstrapsToOneHundredByPolling() async throws {
+    let setup = try Setup(plan: "healthy:1")
+    let backend = await setup.backend()
+    await Self.start(backend)
+    let done = await Self.eventually {
+      setup.torEvents("bootstrap").contains { $0["progress"] == 100 }
+    }
+    #expect(done)
+    #expect(await Self.progress(backend) == 100)
+    let commands = setup.commands
+    #expect(
+      Array(commands.prefix(3)) == [
+        "AUTHENTICATE [scrubbed]", "SETEVENTS STATUS_CLIENT", "SETCONF DisableNetwork=0",
+      ])
+    #expect(commands.filter { $0 == "GETINFO status/bootstrap-phase" }.count >= 2)
+    // Each phase once, in order, ending at 100.
+    let progress = setup.torEvents("bootstrap").compactMap { event -> Int? in
+      if case .int(let value) = event["progress"] { return value }
+      return nil
+    }
+    #expect(progress == progress.sorted())
+    #expect(Set(progress).count == progress.count)
+    #expect(progress.count > 3)
+    // Logged commands: setup and stop, never the polls.
+    let logged = setup.torEvents("command").compactMap { $0["command"]?.description }
+    #expect(!logged.contains("GETINFO status/bootstrap-phase"))
+    #expect(logged.contains("SETCONF DisableNetwork=0"))
+    await ControlPortBackendTests.stop(backend)
+    #expect(await Self.eventually { setup.commands.last == "SETCONF DisableNetwork=1" })
+    #expect(setup.service.driver.isNetworkDisabled)
+  }
+
+  @Test(.timeLimit(.minutes(1)))
+  func hupWhenTheHeartbeatAnswerIsWithheld() async throws {
+    let setup = try Setup(plan: "healthy:0.5")
+    let backend = await setup.backend()
+    await Self.start(backend)
+    #expect(
+      await Self.eventually { setup.torEvents("bootstrap").contains { $0["progress"] == 100 } })
+    // Heartbeats answered at once: no HUP.
+    #expect(
+      await Self.eventually {
+        setup.commands.filter { $0 == "GETINFO orconn-status" }.count >= 2
+      })
+    #expect(!setup.service.driver.signals.contains("HUP"))
+    setup.service.listener.orconnStatusReplyDelay = 3
+    #expect(await Self.eventually { setup.service.driver.signals.contains("HUP") })
+    let timeouts = setup.torEvents("reply-timeout")
+    #expect(timeouts.first?["command"] == "GETINFO orconn-status")
+    #expect(setup.torEvents("command").contains { $0["command"] == "SIGNAL HUP" })
+    // Heartbeats are not logged as commands.
+    #expect(!setup.torEvents("command").contains { $0["command"] == "GETINFO orconn-status" })
+    await ControlPortBackendTests.stop(backend)
+  }
+
+  @Test(.timeLimit(.minutes(1)))
+  func networkChangeSendsReloadThenNewnym() async throws {
+    let setup = try Setup(plan: "healthy:0.5")
+    let backend = await setup.backend()
+    await Self.start(backend)
+    #expect(await Self.eventually { setup.commands.contains("SETCONF DisableNetwork=0") })
+    await Self.networkChanged(backend)
+    #expect(await Self.eventually { setup.service.driver.signals.count >= 2 })
+    #expect(setup.service.driver.signals == ["RELOAD", "NEWNYM"])
+    let logged = setup.torEvents("command").compactMap { $0["command"]?.description }
+    #expect(Array(logged.filter { $0.hasPrefix("SIGNAL") }) == ["SIGNAL RELOAD", "SIGNAL NEWNYM"])
+    await ControlPortBackendTests.stop(backend)
+  }
+
+  @AppActor static func networkChanged(_ backend: any TorBackend) { backend.networkChanged() }
+
+  @Test(.timeLimit(.minutes(1)))
+  func stalledBootstrapCyclesDisableNetworkOnce() async throws {
+    let setup = try Setup(plan: "stall:conn")
+    let backend = await setup.backend()
+    await Self.start(backend)
+    #expect(
+      await Self.eventually {
+        setup.commands.filter { $0.hasPrefix("SETCONF DisableNetwork") }.count >= 3
+      })
+    // Twice the guard's time again: it does not repeat.
+    try await Task.sleep(nanoseconds: 2_000_000_000)
+    let toggles = setup.commands.filter { $0.hasPrefix("SETCONF DisableNetwork") }
+    #expect(
+      toggles == [
+        "SETCONF DisableNetwork=0", "SETCONF DisableNetwork=1", "SETCONF DisableNetwork=0",
+      ])
+    #expect(!setup.service.driver.isNetworkDisabled)
+    #expect(setup.torEvents("problem").contains { $0["reason"] == "no-progress" })
+    #expect(await Self.progress(backend) == 5)
+    await ControlPortBackendTests.stop(backend)
+  }
+
+  @Test(.timeLimit(.minutes(1)))
+  func withBridgesTheStallIsOnlyReported() async throws {
+    let setup = try Setup(plan: "stall:conn")
+    let backend = await setup.backend(bridges: true)
+    await Self.start(backend)
+    #expect(
+      await Self.eventually {
+        setup.torEvents("problem").contains { $0["reason"] == "no-progress" }
+      })
+    #expect(
+      setup.commands.filter { $0.hasPrefix("SETCONF DisableNetwork") } == [
+        "SETCONF DisableNetwork=0"
+      ])
+    await ControlPortBackendTests.stop(backend)
   }
 }
 

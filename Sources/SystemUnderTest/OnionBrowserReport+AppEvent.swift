@@ -1,0 +1,47 @@
+import TorControl
+
+extension OnionBrowserReport {
+  /// The fields of the `tor` event this report becomes (docs/app-driver.md).
+  var eventFields: [String: EventValue] {
+    switch self {
+    case .authenticated:
+      return ["phase": "command", "command": "AUTHENTICATE", "detail": "authenticated"]
+    case .bootstrap(let phase):
+      return [
+        "phase": "bootstrap", "progress": .int(phase.progress), "tag": .string(phase.tag),
+        "summary": .string(phase.summary),
+      ]
+    case .problem(let problem):
+      return [
+        "phase": "problem", "progress": .int(problem.phase.progress),
+        "tag": .string(problem.phase.tag), "summary": .string(problem.phase.summary),
+        "reason": .string(problem.reason), "count": .int(problem.count),
+        "detail": .string(
+          "\(problem.warning); recommendation \(problem.recommendation); host \(problem.hostAddress)"
+        ),
+      ]
+    case .command(let line):
+      return ["phase": "command", "command": .string(line)]
+    case .replyTimeout(let command, let seconds):
+      return [
+        "phase": "reply-timeout", "command": .string(command),
+        "detail": .string("no answer within \(seconds) s"),
+      ]
+    case .replyError(let command, let code, let text):
+      return [
+        "phase": "command", "command": .string(command), "detail": .string("\(code) \(text)"),
+      ]
+    case .stalled(let seconds, let toggled):
+      return [
+        "phase": "problem", "reason": "no-progress",
+        "detail": .string(
+          "no bootstrap report for \(seconds) s: "
+            + (toggled ? "cycling DisableNetwork" : "bridges configured, no DisableNetwork cycle")),
+      ]
+    case .circuitEstablished:
+      return ["phase": "bootstrap", "detail": "circuit established"]
+    case .closed(let reason):
+      return ["phase": "process", "detail": .string("control connection closed: \(reason)")]
+    }
+  }
+}
