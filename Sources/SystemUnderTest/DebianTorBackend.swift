@@ -78,7 +78,11 @@ import Testnet
     log.record(
       .tor,
       [
-        "phase": "process", "detail": .string("started pid \(process.pid)"),
+        "phase": "process",
+        "detail": .string(
+          "started pid \(process.pid) in "
+            + (NetworkConfinement.harnessNamespace().map { "namespace \($0)" }
+              ?? "the host's namespace (loopback only)")),
         "command": .string(configuration.torBinary + " -f " + configuration.torrcPath),
       ])
     summary = "Starting tor..."

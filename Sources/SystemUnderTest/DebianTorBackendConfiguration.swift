@@ -129,18 +129,30 @@ public struct DebianTorConfigurationError: Error, Equatable, CustomStringConvert
   public init(_ description: String) { self.description = description }
 }
 
-/// Where this process's network is: the host's namespace (tor could reach the Internet) or
-/// another one (the harness's device, whose only way out is the censor and the world).
+/// Where this process's network is: one of the harness's namespaces (the device, whose only way
+/// out is the censor and the world) or anywhere else (the host's, which may reach the Internet).
 public enum NetworkConfinement {
-  /// True when this process shares PID 1's network namespace, or when that cannot be read
-  /// (then the strict answer).
-  public static func runsInHostNamespace() -> Bool {
-    guard let own = namespaceLink("/proc/self/ns/net"), let host = namespaceLink("/proc/1/ns/net")
-    else { return true }
-    return own == host
+  /// Names of the harness's namespaces start with this (Sandbox's `SandboxNames.harnessPrefix`).
+  static let harnessPrefix = "fc-"
+  static let namedNamespaces = "/run/netns"
+
+  /// The harness namespace (named by `ip netns add`, `fc-...`) this process runs in, or nil.
+  public static func harnessNamespace() -> String? {
+    var own = stat()
+    guard stat("/proc/self/ns/net", &own) == 0,
+      let names = try? FileManager.default.contentsOfDirectory(atPath: namedNamespaces)
+    else { return nil }
+    for name in names.sorted() where name.hasPrefix(harnessPrefix) {
+      var named = stat()
+      if stat(namedNamespaces + "/" + name, &named) == 0, named.st_ino == own.st_ino,
+        named.st_dev == own.st_dev
+      {
+        return name
+      }
+    }
+    return nil
   }
 
-  static func namespaceLink(_ path: String) -> String? {
-    try? FileManager.default.destinationOfSymbolicLink(atPath: path)
-  }
+  /// True unless this process runs in a harness namespace: then tor may reach only loopback.
+  public static func runsInHostNamespace() -> Bool { harnessNamespace() == nil }
 }

@@ -151,7 +151,9 @@ import Testing
     #expect(kill(pid, 0) != 0, "tor \(pid) still exists after stop")
     let process = run.events.filter { $0.kind == .tor && $0["phase"] == "process" }
     #expect(
-      process.map { $0["detail"]?.description ?? "" } == ["started pid \(pid)", "exited status 0"])
+      process.map { $0["detail"]?.description ?? "" } == [
+        "started pid \(pid) in the host's namespace (loopback only)", "exited status 0",
+      ])
     let bridges = run.events.first { $0.kind == .state && $0["field"] == "bridges" }
     #expect(bridges?["value"] == "ignored")
     #expect(bridges?["count"] == 1)
