@@ -188,7 +188,7 @@ final class OnionBrowserControlConnection: @unchecked Sendable {
       default: break
       }
     }
-    log?.record(.tor, report.eventFields)
+    if let fields = report.eventFields { log?.record(.tor, fields) }
   }
 
   private func fail(_ mine: Int, _ message: String) {

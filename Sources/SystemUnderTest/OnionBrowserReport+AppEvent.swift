@@ -1,11 +1,12 @@
 import TorControl
 
 extension OnionBrowserReport {
-  /// The fields of the `tor` event this report becomes (docs/app-driver.md).
-  var eventFields: [String: EventValue] {
+  /// The fields of the `tor` event this report becomes (docs/app-driver.md); nil for none
+  /// (a successful AUTHENTICATE shows in the setup commands that follow it).
+  var eventFields: [String: EventValue]? {
     switch self {
     case .authenticated:
-      return ["phase": "command", "command": "AUTHENTICATE", "detail": "authenticated"]
+      return nil
     case .bootstrap(let phase):
       return [
         "phase": "bootstrap", "progress": .int(phase.progress), "tag": .string(phase.tag),
