@@ -7,7 +7,13 @@ import sys
 
 rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
 machine = sys.argv[2]
-out = [f"# Benchmarks\n", f"Run {datetime.date.today()} on {machine}. Medians of repeated runs.\n"]
+run = next((r for r in rows if r["section"] == "run"), None)
+out = [f"# Benchmarks\n", f"Run {datetime.date.today()} on {machine}. Medians of repeated runs."]
+if run:
+    out[-1] += (f" `{run['mode']}` took {run['wall_s']:.0f} s; load average (1, 5, 15 min) "
+                f"{run['load_start']} at the start, {run['load_end']} at the end (other work "
+                f"shares the machine).")
+out[-1] += "\n"
 
 meta = next((r for r in rows if r["section"] == "meta"), None)
 audit = [r for r in rows if r["section"] == "audit"]
@@ -30,6 +36,11 @@ if meta and audit:
         s = max(r["seconds"], 1e-3)
         out.append(f"| {r['name']} | {s:.2f} | {packets / s:,.0f} | {size / 1e6 / s:.0f} | "
                    f"{r['peak_kib'] / 1024:.0f} | {s / max(ours['seconds'], 1e-3):.2f}x |")
+    if tshark and meta.get("tshark_packets", packets) != packets:
+        out.append(f"\ntshark read {meta['tshark_packets']:,} packets (one run) and its time is "
+                   "scaled up linearly to the whole file, which flatters it: its cost per packet "
+                   "grows with the file (an earlier run on a whole 1M-packet file: 258x "
+                   "failclosed's time, 691 MiB).")
     small = next((r for r in rows if r["section"] == "audit-small"), None)
     if small:
         out.append(f"\nPeak RSS on a file ten times smaller: {small['peak_kib'] / 1024:.0f} MiB "
@@ -96,9 +107,11 @@ if fidelity:
                            f"{peer['received']:,} | {peer['dropped']:,} | - |")
         dropped = [p for p in r["probes"] if p["dropped"] > 0]
         verdicts = sorted({p["verdict"] for p in dropped})
-        out.append(f"\n{len(r['probes'])} failclosed probes, {len(dropped)} with drops: verdicts "
-                   f"{', '.join(verdicts) or '-'}; passed with drops: {r['passedWithDrops']} "
-                   f"(must be 0).\n")
+        count = len(r["probes"])
+        out.append(f"\n{count} failclosed probe{'s' if count != 1 else ''}, "
+                   + (f"{len(dropped)} with drops, verdicts: {', '.join(verdicts)}"
+                      if dropped else "none with drops")
+                   + f"; passed with drops: {r['passedWithDrops']} (must be 0).\n")
 
 socks = [r for r in rows if r["section"] == "socks"]
 if socks:
