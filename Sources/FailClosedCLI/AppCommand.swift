@@ -29,7 +29,8 @@ public struct AppCommand: Command {
   public let options: [OptionSpec] = [
     OptionSpec("actions", .single, valueName: "FILE|-", help: "the actions file, - for stdin"),
     OptionSpec(
-      "profile", .single, valueName: "NAME", help: "bitchat (default), hardened or naive-port"),
+      "profile", .single, valueName: "NAME",
+      help: "bitchat (default), hardened, naive-port or onion-browser"),
     OptionSpec(
       "backend", .single, valueName: "NAME",
       help:
@@ -68,7 +69,8 @@ public struct AppCommand: Command {
     var options = AppDriver.Options()
     if let profile = arguments.value("profile") {
       guard let value = AppDriver.Profile(rawValue: profile) else {
-        throw UsageError("--profile: expected bitchat, hardened or naive-port, got '\(profile)'")
+        throw UsageError(
+          "--profile: expected bitchat, hardened, naive-port or onion-browser, got '\(profile)'")
       }
       options.profile = value
     }
@@ -163,8 +165,12 @@ public struct AppCommand: Command {
       throw UsageError(error.description)
     }
     let output = LineWriter()
-    try await AppDriver.run(actions: actions, options: options) { event in
-      output.write(event.jsonLine)
+    do {
+      try await AppDriver.run(actions: actions, options: options) { event in
+        output.write(event.jsonLine)
+      }
+    } catch let error as AppActionError {
+      throw UsageError(error.description)
     }
     return ExitCode.pass
   }

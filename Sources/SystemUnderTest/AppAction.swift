@@ -12,6 +12,7 @@ import Foundation
 ///     {"action": "add-relay", "url": "wss://relay.example"}
 ///     {"action": "send-message", "text": "hello"}
 ///     {"action": "path-change", "status": "unsatisfied"}
+///     {"at": 3, "action": "open-url", "url": "onionbrowser://example.com/"}
 public struct AppAction: Sendable, Equatable {
   public enum Kind: Sendable, Equatable {
     case start
@@ -25,6 +26,8 @@ public struct AppAction: Sendable, Equatable {
     case addRelay(String)
     case sendMessage(String)
     case refreshDirectory
+    /// An incoming app URL (Onion Browser's URL schemes; profile onion-browser).
+    case openURL(String)
     case wait(Double)
 
     public var name: String {
@@ -39,6 +42,7 @@ public struct AppAction: Sendable, Equatable {
       case .addRelay: return "add-relay"
       case .sendMessage: return "send-message"
       case .refreshDirectory: return "refresh-directory"
+      case .openURL: return "open-url"
       case .wait: return "wait"
       }
     }
@@ -49,6 +53,7 @@ public struct AppAction: Sendable, Equatable {
       case .pathChange(let satisfied): return satisfied ? "satisfied" : "unsatisfied"
       case .addRelay(let url): return url
       case .sendMessage(let text): return text
+      case .openURL(let url): return url
       case .wait(let seconds): return String(seconds)
       default: return nil
       }
@@ -131,6 +136,7 @@ public struct AppAction: Sendable, Equatable {
     case "add-relay": kind = .addRelay(try string("url"))
     case "send-message": kind = .sendMessage(try string("text"))
     case "refresh-directory": kind = .refreshDirectory
+    case "open-url": kind = .openURL(try string("url"))
     case "wait":
       guard let seconds = (object["seconds"] as? NSNumber)?.doubleValue, seconds >= 0,
         seconds.isFinite
@@ -140,7 +146,7 @@ public struct AppAction: Sendable, Equatable {
       throw AppActionError(
         "\(place): unknown action '\(name)' (start, foreground, background, set-preference, "
           + "revoke-activation, grant-activation, path-change, add-relay, send-message, "
-          + "refresh-directory, wait)")
+          + "refresh-directory, open-url, wait)")
     }
     return AppAction(at: at, kind)
   }

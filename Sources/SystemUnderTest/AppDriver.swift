@@ -11,6 +11,9 @@ public enum AppDriver {
     case hardened
     /// bitchat's rules with Foundation's URLSession as the Tor session (leaks on Linux).
     case naivePort = "naive-port"
+    /// Onion Browser: tor through its control port, URL schemes, loads only through Tor
+    /// (``OnionBrowserRuntime``; needs a control-port backend).
+    case onionBrowser = "onion-browser"
 
     public var rules: SUTProfile { self == .hardened ? .hardened : .bitchat }
   }
@@ -72,6 +75,7 @@ public enum AppDriver {
     actions: [AppAction], options: Options, clock: any HarnessClock,
     sink: @escaping @Sendable (AppEvent) -> Void
   ) async throws {
+    if options.profile == .onionBrowser { try OnionBrowserRuntime.checkBackend(options) }
     let store: KeyValueStore
     if let directory = options.stateDirectory {
       try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -102,6 +106,27 @@ public enum AppDriver {
     // Virtual time 0 is now, after the slow setup (the trust store).
     let log = AppEventLog(clock: clock, sink: sink)
     let origin = clock.now
+    if options.profile == .onionBrowser {
+      let (browser, tor) = await OnionBrowserRuntime.make(
+        options: options, clock: clock, log: log, store: store, tls: tls)
+      let signals = tor.map { tor in TerminationSignals.install { tor.terminateForExit() } }
+      defer { signals?.cancel() }
+      do {
+        for action in actions {
+          if let at = action.at {
+            let wait = at - (clock.now - origin)
+            if wait > 0 { try await clock.sleep(seconds: wait) }
+          }
+          await browser.perform(action.kind)
+        }
+      } catch {
+        if let tor { try? await BlockingIO.run("app.tor-exit") { tor.terminateForExit() } }
+        throw error
+      }
+      await browser.shutdown()
+      log.record(.action, ["action": "end"])
+      return
+    }
     let (runtime, tor) = await makeRuntime(
       options: options, clock: clock, log: log, store: store, tls: tls)
     // The app's tor dies with the app: on a signal, on an error, and at the end.
@@ -216,6 +241,8 @@ public enum AppDriver {
     case .addRelay(let url): _ = runtime.relays.addRelay(url)
     case .sendMessage(let text): runtime.sendMessage(text)
     case .refreshDirectory: runtime.refreshDirectory()
+    case .openURL:
+      runtime.log.record(.error, ["message": "open-url needs --profile onion-browser"])
     case .wait(let seconds):
       try? await runtime.scheduler.sleepOnClock(seconds)
     }
