@@ -181,13 +181,13 @@ import Testnet
       BlockingIO.detach("failclosed.tor-stop") { process.terminate() }
       return
     }
+    // TAKEOWNERSHIP too: tor exits when the control connection closes, whatever closes it.
     let controller = ControlPortTorBackend(
       control: configuration.control, authentication: .cookieFile(configuration.cookiePath),
-      scheduler: scheduler)
+      scheduler: scheduler, log: log, bridgesConfigured: bridged, takeOwnership: true)
     self.controller = controller
     _ = controller.start(
       dataDirectory: configuration.dataDirectory, socksPort: configuration.socksPort)
-    _ = bridged
   }
 
   public func stop(done: @escaping @AppActor () -> Void) {
@@ -222,6 +222,9 @@ import Testnet
   public func bootstrapProgress() -> Int { controller?.bootstrapProgress() ?? 0 }
 
   public func bootstrapSummary() -> String { controller?.bootstrapSummary() ?? summary }
+
+  /// Onion Browser on an IP-stack change: SIGNAL RELOAD, then NEWNYM (through the controller).
+  public func networkChanged() { controller?.networkChanged() }
 
   /// Kills the running tor now (SIGTERM, SIGKILL after 1 s) and reaps it, from any thread:
   /// the app's exit paths (the end of the actions, an error, SIGINT or SIGTERM). Blocking.

@@ -149,7 +149,13 @@ import Testing
     #expect(!torrc.contains("Bridge "))
     let pid = try #require(run.pid)
     #expect(kill(pid, 0) != 0, "tor \(pid) still exists after stop")
-    let process = run.events.filter { $0.kind == .tor && $0["phase"] == "process" }
+    // The backend's own process events (the controller adds its connection's).
+    let process = run.events.filter { event in
+      event.kind == .tor && event["phase"] == "process"
+        && ["started pid", "exited status"].contains {
+          event["detail"]?.description.hasPrefix($0) == true
+        }
+    }
     #expect(
       process.map { $0["detail"]?.description ?? "" } == [
         "started pid \(pid) in the host's namespace (loopback only)", "exited status 0",
