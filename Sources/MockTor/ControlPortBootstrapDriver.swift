@@ -29,10 +29,17 @@ public final class BootstrapDriver: ControlPortBackend, @unchecked Sendable {
 
   /// Signals after which a tor client exits at once (tor: SIGINT and SIGTERM for a non-relay).
   public static let exitSignals: Set<String> = ["SHUTDOWN", "HALT", "TERM", "INT"]
+  /// Signals after which tor re-reads its configuration: options set by SETCONF give way to the
+  /// torrc's again (Debian's tor 0.4.9.11 with `DisableNetwork 1` in its torrc closes its SOCKS
+  /// listener and every connection on RELOAD or HUP, while status/bootstrap-phase still says
+  /// PROGRESS=100).
+  public static let reloadSignals: Set<String> = ["RELOAD", "HUP"]
 
   public let simulator: BootstrapSimulator
   public let clock: any HarnessClock
   public let torVersion: String
+  /// DisableNetwork as "the torrc" says: the value at start, restored by a reload.
+  public let configuredDisableNetwork: Bool
   private let hooks: Hooks
   private let lock = NSLock()
   private var timeline: BootstrapTimeline
@@ -53,6 +60,7 @@ public final class BootstrapDriver: ControlPortBackend, @unchecked Sendable {
     self.simulator = simulator
     self.clock = clock
     self.torVersion = torVersion
+    self.configuredDisableNetwork = disableNetwork
     self.hooks = hooks
     socks = socksListeners
     timeline = BootstrapTimeline(origin: clock.now, networkDisabled: disableNetwork)
@@ -161,6 +169,10 @@ public final class BootstrapDriver: ControlPortBackend, @unchecked Sendable {
       receivedSignals.append(name)
       if exits { exited = true }
       return listeners
+    }
+    if BootstrapDriver.reloadSignals.contains(name) && isNetworkDisabled != configuredDisableNetwork
+    {
+      setDisableNetwork(configuredDisableNetwork)
     }
     hooks.signal?(name)
     if exits {

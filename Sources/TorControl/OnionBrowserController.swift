@@ -15,7 +15,8 @@
 ///   the next heartbeat follows 1.15 s later (1.X reconnects 1.0 s after a HUP and checks 0.15 s
 ///   after authenticating; this controller keeps its connection). A late answer to a heartbeat
 ///   already given up on is dropped.
-/// - 2.X network change: SIGNAL RELOAD then SIGNAL NEWNYM.
+/// - 2.X network change: SIGNAL RELOAD then SIGNAL NEWNYM (tor rate-limits NEWNYM to one per
+///   10 s and still answers 250 OK).
 /// - 2.X stall guard: armed at start for 15 s and re-armed by every bootstrap report (a new
 ///   phase or a new problem: OnionManager's connectionAlive() runs on each STATUS_CLIENT
 ///   BOOTSTRAP event). When it expires before 100 %: SETCONF DisableNetwork=1 then =0, unless
@@ -23,6 +24,14 @@
 ///   tells the user). It does not repeat: OnionManager stops its connection guard after the
 ///   first expiry (stopConnectionGuard()), and so does this controller. CIRCUIT_ESTABLISHED
 ///   disarms it too, as in OnionManager.
+/// - When tor has answered a SIGNAL RELOAD or HUP: SETCONF DisableNetwork=0 again
+///   (``Configuration/reenableNetworkAfterReload``). Not Onion Browser's own step: its tor has
+///   no DisableNetwork in its configuration, but the harness starts tor with `DisableNetwork 1`
+///   in the torrc, and Debian's tor 0.4.9.11 re-applies the torrc on a reload ("Reloading config
+///   and resetting internal state", then "Closing no-longer-configured Socks listener",
+///   "DisableNetwork is set"), while status/bootstrap-phase keeps saying PROGRESS=100. tor
+///   answers the signal first and reloads on its next loop turn, so a SETCONF written together
+///   with the signal is undone; one written after the answer sticks (10 of 10 tries each).
 /// - Stop: SETCONF DisableNetwork=1, then close.
 public struct OnionBrowserController: Sendable {
   public struct Configuration: Hashable, Sendable {
@@ -32,15 +41,20 @@ public struct OnionBrowserController: Sendable {
     public var takeOwnership: Bool
     /// With bridges the stall guard never toggles DisableNetwork.
     public var bridgesConfigured: Bool
+    /// Send SETCONF DisableNetwork=0 after each SIGNAL RELOAD or HUP (a torrc with
+    /// DisableNetwork 1 comes back on a reload).
+    public var reenableNetworkAfterReload: Bool
     public var timings: OnionBrowserTimings
 
     public init(
       authenticate: String = "AUTHENTICATE", takeOwnership: Bool = false,
-      bridgesConfigured: Bool = false, timings: OnionBrowserTimings = OnionBrowserTimings()
+      bridgesConfigured: Bool = false, reenableNetworkAfterReload: Bool = true,
+      timings: OnionBrowserTimings = OnionBrowserTimings()
     ) {
       self.authenticate = authenticate
       self.takeOwnership = takeOwnership
       self.bridgesConfigured = bridgesConfigured
+      self.reenableNetworkAfterReload = reenableNetworkAfterReload
       self.timings = timings
     }
   }
@@ -61,6 +75,8 @@ public struct OnionBrowserController: Sendable {
     case setup
     case poll
     case heartbeat
+    /// SIGNAL RELOAD or HUP: tor re-reads its torrc.
+    case reload
     case other
   }
 
@@ -143,7 +159,7 @@ public struct OnionBrowserController: Sendable {
   public mutating func networkChanged(at now: Double) -> OnionBrowserOutput {
     var output = OnionBrowserOutput()
     guard stage == .running else { return output }
-    send("SIGNAL RELOAD", .other, logged: "SIGNAL RELOAD", at: now, into: &output)
+    send("SIGNAL RELOAD", .reload, logged: "SIGNAL RELOAD", at: now, into: &output)
     send("SIGNAL NEWNYM", .other, logged: "SIGNAL NEWNYM", at: now, into: &output)
     return output
   }
@@ -230,6 +246,11 @@ public struct OnionBrowserController: Sendable {
         hup(at: now, into: &output)
       } else {
         nextHeartbeatAt = now + timings.heartbeatInterval
+      }
+    case .reload:
+      if !failed && configuration.reenableNetworkAfterReload {
+        let line = "SETCONF DisableNetwork=0"
+        send(line, .other, logged: line, at: now, into: &output)
       }
     case .other:
       break
@@ -318,7 +339,7 @@ public struct OnionBrowserController: Sendable {
   }
 
   private mutating func hup(at now: Double, into output: inout OnionBrowserOutput) {
-    send("SIGNAL HUP", .other, logged: "SIGNAL HUP", at: now, into: &output)
+    send("SIGNAL HUP", .reload, logged: "SIGNAL HUP", at: now, into: &output)
     nextHeartbeatAt = now + timings.heartbeatAfterHUP
   }
 

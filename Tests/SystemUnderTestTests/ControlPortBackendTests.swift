@@ -232,12 +232,32 @@ import TorControl
     await Self.networkChanged(backend)
     #expect(await Self.eventually { setup.service.driver.signals.count >= 2 })
     #expect(setup.service.driver.signals == ["RELOAD", "NEWNYM"])
+    // The reload brought back the mock's "torrc" DisableNetwork 1; after RELOAD's answer the
+    // controller enabled the network again.
+    let expected = ["SIGNAL RELOAD", "SIGNAL NEWNYM", "SETCONF DisableNetwork=0"]
+    #expect(await Self.eventually { setup.commands.suffix(3) == expected[...] })
+    #expect(!setup.service.driver.isNetworkDisabled)
     let logged = setup.torEvents("command").compactMap { $0["command"]?.description }
-    #expect(Array(logged.filter { $0.hasPrefix("SIGNAL") }) == ["SIGNAL RELOAD", "SIGNAL NEWNYM"])
+    #expect(Array(logged.suffix(3)) == expected)
     await ControlPortBackendTests.stop(backend)
   }
 
   @AppActor static func networkChanged(_ backend: any TorBackend) { backend.networkChanged() }
+
+  /// As Debian's tor does with `DisableNetwork 1` in its torrc: a reload brings it back.
+  @Test func mockReloadRestoresTheConfiguredDisableNetwork() throws {
+    let setup = try Setup(plan: "healthy:5")
+    let driver = setup.service.driver
+    #expect(driver.isNetworkDisabled)
+    driver.setDisableNetwork(false)
+    driver.controlSignal("NEWNYM")
+    #expect(!driver.isNetworkDisabled)
+    driver.controlSignal("RELOAD")
+    #expect(driver.isNetworkDisabled)
+    driver.setDisableNetwork(false)
+    driver.controlSignal("HUP")
+    #expect(driver.isNetworkDisabled)
+  }
 
   @Test(.timeLimit(.minutes(1)))
   func stalledBootstrapCyclesDisableNetworkOnce() async throws {

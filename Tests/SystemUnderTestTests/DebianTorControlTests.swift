@@ -20,6 +20,7 @@ import TorControl
     let process = Process()
     let directory: String
     let controlPort: UInt16
+    let socksPort: UInt16
 
     init() throws {
       directory = NSTemporaryDirectory() + "failclosed-obctl-\(UUID().uuidString.prefix(8))"
@@ -28,6 +29,7 @@ import TorControl
         attributes: [.posixPermissions: 0o700])
       let ports = try Self.freePorts(2)
       controlPort = ports[0]
+      socksPort = ports[1]
       let torrc = """
         DataDirectory \(directory)/data
         SocksPort 127.0.0.1:\(ports[1])
@@ -135,7 +137,7 @@ import TorControl
     await Self.networkChanged(backend)
     #expect(
       await eventually {
-        torEvents("command").contains { $0["command"] == "SIGNAL NEWNYM" }
+        torEvents("command").filter { $0["command"] == "SETCONF DisableNetwork=0" }.count >= 3
       })
     // Give tor a moment to answer, then check nothing was refused.
     try await Task.sleep(nanoseconds: 300_000_000)
@@ -144,8 +146,17 @@ import TorControl
       logged == [
         "AUTHENTICATE <secret>", "TAKEOWNERSHIP", "SETEVENTS STATUS_CLIENT",
         "SETCONF DisableNetwork=0", "SETCONF DisableNetwork=1", "SETCONF DisableNetwork=0",
-        "SIGNAL RELOAD", "SIGNAL NEWNYM",
+        "SIGNAL RELOAD", "SIGNAL NEWNYM", "SETCONF DisableNetwork=0",
       ])
+    // RELOAD re-applied the torrc's DisableNetwork 1 (tor closes its SOCKS listener); the
+    // controller enabled the network again, so the SOCKS listener is back. A TCP connect only.
+    let socks = SocketAddress(host: "127.0.0.1", port: tor.socksPort)!
+    let listening = await eventually {
+      guard let probe = try? Socket.connect(to: socks, timeout: 1) else { return false }
+      probe.close()
+      return true
+    }
+    #expect(listening)
     #expect(!torEvents("command").contains { $0["detail"]?.description.first == "5" })
     #expect(await Self.progress(backend) == 5)
     await ControlPortBackendTests.stop(backend)

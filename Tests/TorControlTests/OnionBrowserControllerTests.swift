@@ -295,7 +295,12 @@ import Testing
     #expect(h.commandReports.last == "SIGNAL HUP")
     // The next heartbeat 1.15 s later; the late answer to the first is dropped.
     h.feed("250-orconn-status=\r\n250 OK\r\n", at: 9.5)
+    #expect(h.lines.last == "SIGNAL HUP")
+    // A HUP re-applies a torrc's DisableNetwork 1: once tor has answered it, the network is
+    // enabled again.
     h.feed("250 OK\r\n", at: 9.6)
+    #expect(h.sent.last! == (9.6, "SETCONF DisableNetwork=0"))
+    h.feed("250 OK\r\n", at: 9.7)
     #expect(Self.approx(h.controller.nextDeadline, 10.15))
     h.run(until: 10.149)
     #expect(h.times(of: Self.heartbeat) == [6])
@@ -365,12 +370,29 @@ import Testing
     h.take(h.controller.networkChanged(at: 1), at: 1)
     #expect(Array(h.lines.suffix(2)) == ["SIGNAL RELOAD", "SIGNAL NEWNYM"])
     #expect(Array(h.commandReports.suffix(2)) == ["SIGNAL RELOAD", "SIGNAL NEWNYM"])
-    // The poll sent before them gets its answer first; theirs follow in order.
+    // The poll sent before them gets its answer first; theirs follow in order. Only after
+    // RELOAD's answer is the network enabled again (tor reloads after answering).
     h.feed(Harness.pollAnswer(20), at: 1.25)
+    #expect(h.lines.last == "SIGNAL NEWNYM")
+    h.feed("250 OK\r\n", at: 1.3)
+    #expect(h.lines.last == "SETCONF DisableNetwork=0")
     h.feed("250 OK\r\n250 OK\r\n", at: 1.3)
     #expect(!h.reports.contains { if case .replyError = $0 { true } else { false } })
     #expect(h.reports.contains(.bootstrap(.init(progress: 20, tag: "conn", summary: "x"))))
     #expect(Self.approx(h.controller.nextDeadline, 1.4))
+  }
+
+  @Test func onionBrowsersOwnSequenceWithoutReenabling() {
+    var h = Harness(.init(reenableNetworkAfterReload: false))
+    h.setUp()
+    h.take(h.controller.networkChanged(at: 1), at: 1)
+    #expect(Array(h.lines.suffix(2)) == ["SIGNAL RELOAD", "SIGNAL NEWNYM"])
+    h.feed("250 OK\r\n", at: 1.1)
+    #expect(h.lines.last == "SIGNAL NEWNYM")
+    var b = Self.bootstrapped(at: 1, .init(reenableNetworkAfterReload: false))
+    b.run(until: 9)
+    b.feed("250 OK\r\n", at: 9.5)
+    #expect(b.lines.last == "SIGNAL HUP")
   }
 
   @Test func stallTogglesDisableNetworkAtFifteenSecondsOnce() {
