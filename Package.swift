@@ -46,7 +46,10 @@ let package = Package(
     // device namespace, censored by nftables in between.
     .target(
       name: "RealTorLane",
-      dependencies: ["Sandbox", "Testnet", "Capture", "Audit", "FailClosedSupport"]),
+      dependencies: [
+        "Scenarios", "SystemUnderTest", "Sandbox", "Testnet", "Capture", "Audit",
+        "FailClosedSupport",
+      ]),
     // Scenario files, the runner and the reports.
     .target(
       name: "Scenarios",
@@ -72,7 +75,9 @@ let package = Package(
     .testTarget(name: "TestnetTests", dependencies: ["Testnet", "FailClosedSupport"]),
     .testTarget(
       name: "RealTorLaneTests",
-      dependencies: ["RealTorLane", "Sandbox", "Testnet", "Audit", "FailClosedSupport"]),
+      dependencies: [
+        "RealTorLane", "Scenarios", "Sandbox", "Testnet", "Audit", "FailClosedSupport",
+      ]),
     .testTarget(name: "TLSTests", dependencies: ["TLS", "HTTPCodec", "FailClosedSupport"]),
     .testTarget(name: "HTTPCodecTests", dependencies: ["HTTPCodec"]),
     .testTarget(name: "AuditTests", dependencies: ["Audit"]),

@@ -1,5 +1,7 @@
 import FailClosedSupport
 import Foundation
+import RealTorLane
+import Sandbox
 import Scenarios
 
 /// `failclosed leak-audit`: the main job. Every scenario in fresh namespaces with the capture
@@ -10,7 +12,8 @@ public struct LeakAuditCommand: Command {
   public let summary = "run every scenario in the sandbox, audit the captures, write reports"
   public let usage = """
     Usage: failclosed leak-audit [PATH ...] [--report DIR] [--filter TEXT] [--shard I/N]
-                                 [--jobs N] [--keep-pcaps] [--time-scale N]
+                                 [--lane mock|real|all] [--jobs N] [--keep-pcaps]
+                                 [--time-scale N]
 
     Runs each scenario file (PATH: files or directories, default Scenarios/) in fresh network
     namespaces: the capture opens on the device's link and is proved live by a positive-control
@@ -18,6 +21,14 @@ public struct LeakAuditCommand: Command {
     --time-scale times faster than real time. Each scenario is judged from its capture (deny by
     default: only the fake Tor guard is allowed) and from the app's events against the file's
     expectations. A malformed file is reported, naming the file and field; the others still run.
+
+    Real-tor scenarios ("lane": "real-tor") run after the mock lane, one after another, in one
+    private Tor network (Debian's tor: three authorities, exit, middle, obfs4 bridge) started
+    once in a sandbox of its own and torn down on every exit (SIGINT included). The app starts
+    Debian's tor in the device and drives it through its control port, in real time; the
+    capture allows only the network's relays (from its consensus) and the bridge. Each report
+    carries tor's bootstrap timeline and the seconds the network took to become ready.
+    --lane picks the lanes (default all); --filter and --shard apply to both.
 
     Verdicts: PASS, LEAK (a leak, or a canary that was not caught), FAILED (an expectation not
     met), INCONCLUSIVE (drops, no positive control, a run error; never shown as a pass).
@@ -31,7 +42,10 @@ public struct LeakAuditCommand: Command {
     OptionSpec(
       "filter", .single, valueName: "TEXT", help: "only scenarios whose name contains TEXT"),
     OptionSpec("shard", .single, valueName: "I/N", help: "only the I-th of N shards (1-based)"),
-    OptionSpec("jobs", .single, valueName: "N", help: "scenarios run side by side (default 2)"),
+    OptionSpec(
+      "lane", .single, valueName: "mock|real|all", help: "which lanes run (default all)"),
+    OptionSpec(
+      "jobs", .single, valueName: "N", help: "mock scenarios run side by side (default 2)"),
     OptionSpec("keep-pcaps", .flag, help: "keep every capture in DIR/pcaps, not only failures"),
     OptionSpec("time-scale", .single, valueName: "N", help: "virtual seconds per second (25)"),
   ]
@@ -43,6 +57,10 @@ public struct LeakAuditCommand: Command {
       do { shard = try ScenarioSelection.Shard(parsing: text) } catch {
         throw UsageError("--shard: \(error)")
       }
+    }
+    let lanes = arguments.value("lane") ?? "all"
+    guard ["mock", "real", "all"].contains(lanes) else {
+      throw UsageError("--lane: expected mock, real or all, got '\(lanes)'")
     }
     let jobs = try arguments.integer("jobs", in: 1...16) ?? 2
     let scale = try arguments.integer("time-scale", in: 1...1000) ?? 25
@@ -60,17 +78,16 @@ public struct LeakAuditCommand: Command {
         FailClosedMain.printError("failclosed leak-audit: \(error)")
       }
     }
-    let chosen = ScenarioSelection.select(
-      scenarios, filter: arguments.value("filter"), shard: shard)
-    // The real-Tor lane's runner joins leak-audit in the next step; until then those files
-    // are listed, not run.
-    let selected = chosen.filter { $0.lane == .mock }
-    let realTor = chosen.filter { $0.lane == .realTor }
-    if !realTor.isEmpty {
-      print(
-        "failclosed leak-audit: \(realTor.count) real-tor scenario(s) not run by this build: "
-          + realTor.map(\.name).joined(separator: ", "))
+    let selected = ScenarioSelection.select(
+      scenarios, filter: arguments.value("filter"), shard: shard
+    ).filter { scenario in
+      switch scenario.lane {
+      case .mock: return lanes != "real"
+      case .realTor: return lanes != "mock"
+      }
     }
+    let mockLane = selected.filter { $0.lane == .mock }
+    let realLane = selected.filter { $0.lane == .realTor }
     let report = arguments.value("report")
     let keepAll = arguments.has("keep-pcaps")
     let work =
@@ -80,11 +97,29 @@ public struct LeakAuditCommand: Command {
       options: ScenarioRunner.Options(
         executable: Self.executablePath(), timeScale: Double(scale), workDirectory: work))
     let startedAt = ISO8601DateFormatter().string(from: Date())
-    print("failclosed leak-audit: \(selected.count) scenarios, \(jobs) at a time, time x\(scale)")
-    let results = await Self.runAll(selected, runner: runner, jobs: jobs)
+    print(
+      "failclosed leak-audit: \(selected.count) scenarios: \(mockLane.count) on the mock lane, "
+        + "\(jobs) at a time, time x\(scale); \(realLane.count) on the real-Tor lane, in turn")
+    let progress = ProgressCounter()
+    var results = await Self.runAll(
+      mockLane, runner: runner, jobs: jobs, total: selected.count, progress: progress)
+    var networkReady: Double?
+    if !realLane.isEmpty {
+      let real = await Self.runRealLane(
+        realLane, executable: Self.executablePath(), directory: work + "/real-lane",
+        total: selected.count, progress: progress)
+      results += real.results
+      networkReady = real.networkReadySeconds
+    }
+    // Reports list scenarios in file order, whichever lane ran them.
+    let order = Dictionary(
+      selected.enumerated().map { ($0.element.path, $0.offset) }, uniquingKeysWith: { a, _ in a })
+    results.sort { (order[$0.scenario.path] ?? 0) < (order[$1.scenario.path] ?? 0) }
+    var versions = Self.versions()
+    if !realLane.isEmpty { versions["tor"] = Self.torVersion() }
     let runReport = RunReport(
-      startedAt: startedAt, versions: Self.versions(), timeScale: Double(scale),
-      results: results, loadErrors: loadErrors)
+      startedAt: startedAt, versions: versions, timeScale: Double(scale),
+      results: results, loadErrors: loadErrors, networkReadySeconds: networkReady)
     print("")
     print(TerminalFormat.summaryTable(runReport))
     if let report {
@@ -98,16 +133,17 @@ public struct LeakAuditCommand: Command {
 
   /// Runs scenarios `jobs` at a time, printing a progress line as each finishes; results come
   /// back in file order.
-  static func runAll(_ scenarios: [Scenarios.Scenario], runner: ScenarioRunner, jobs: Int) async
-    -> [ScenarioResult]
-  {
-    let total = scenarios.count
-    let progress = ProgressCounter()
+  static func runAll(
+    _ scenarios: [Scenarios.Scenario], runner: ScenarioRunner, jobs: Int, total: Int? = nil,
+    progress: ProgressCounter = ProgressCounter()
+  ) async -> [ScenarioResult] {
+    let count = scenarios.count
+    let total = total ?? count
     return await withTaskGroup(of: (Int, ScenarioResult).self) { group in
       var next = 0
-      var results: [ScenarioResult?] = Array(repeating: nil, count: total)
+      var results: [ScenarioResult?] = Array(repeating: nil, count: count)
       func launch() {
-        guard next < total else { return }
+        guard next < count else { return }
         let index = next
         let scenario = scenarios[index]
         next += 1
@@ -122,13 +158,71 @@ public struct LeakAuditCommand: Command {
           return (index, result)
         }
       }
-      for _ in 0..<min(jobs, total) { launch() }
+      for _ in 0..<min(jobs, count) { launch() }
       for await (index, result) in group {
         results[index] = result
         launch()
       }
       return results.compactMap { $0 }
     }
+  }
+
+  /// The real-Tor lane: one sandbox and one private network for every real scenario, run one
+  /// after another; the network and the sandbox are torn down however this ends (SIGINT and
+  /// SIGTERM through the sandbox's signal teardown). If the network does not start, every
+  /// real scenario is inconclusive with the reason.
+  static func runRealLane(
+    _ scenarios: [Scenarios.Scenario], executable: String, directory: String, total: Int,
+    progress: ProgressCounter
+  ) async -> (results: [ScenarioResult], networkReadySeconds: Double?) {
+    print("real-Tor lane: starting the private Tor network ...")
+    var results: [ScenarioResult] = []
+    var ready: Double?
+    do {
+      try await withSandbox { sandbox in
+        let runner = RealLaneRunner(
+          sandbox: sandbox, directory: directory, options: .init(executable: executable))
+        defer { runner.stop() }
+        let seconds: Double
+        do {
+          seconds = try await runner.start()
+        } catch {
+          throw RealLaneSetupError(message: "the private Tor network did not start: \(error)")
+        }
+        ready = seconds
+        print("real-Tor lane: network ready in \(TerminalFormat.durationText(seconds))")
+        for scenario in scenarios {
+          let outcome = await runner.run(
+            scenario, pcapPath: directory + "/pcaps/\(scenario.name).pcap")
+          let result = ScenarioResult(scenario: scenario, outcome: outcome)
+          print(
+            TerminalFormat.progressLine(
+              index: progress.increment(), total: total, name: scenario.name,
+              verdict: result.verdict, wallSeconds: outcome.wallSeconds))
+          results.append(result)
+        }
+      }
+    } catch {
+      FailClosedMain.printError("failclosed leak-audit: real-Tor lane: \(error)")
+      for scenario in scenarios.dropFirst(results.count) {
+        let outcome = ScenarioOutcome(
+          audit: CaptureAudit(verdict: .inconclusive, inconclusiveReasons: ["\(error)"]),
+          capture: CaptureStats(packets: 0, dropped: 0, positiveControlSeen: false),
+          runError: "\(error)")
+        results.append(ScenarioResult(scenario: scenario, outcome: outcome))
+      }
+    }
+    return (results, ready)
+  }
+
+  /// "0.4.9.11" from `tor --version`, or "unknown".
+  static func torVersion() -> String {
+    guard let output = try? CommandRunner.capture(["tor", "--version"]) else { return "unknown" }
+    let words = output.stdout.split(whereSeparator: { $0 == " " || $0 == "\n" })
+    guard let index = words.firstIndex(of: "version"), index + 1 < words.count else {
+      return "unknown"
+    }
+    return String(words[index + 1]).trimmingCharacters(in: CharacterSet(charactersIn: "."))
   }
 
   static func copyAllPcaps(_ results: [ScenarioResult], to directory: String) throws {
@@ -161,6 +255,12 @@ public struct LeakAuditCommand: Command {
     #endif
     return versions
   }
+}
+
+/// The private network could not be set up; every real scenario is inconclusive.
+struct RealLaneSetupError: Error, CustomStringConvertible {
+  let message: String
+  var description: String { message }
 }
 
 /// Counts finished scenarios across tasks.

@@ -12,8 +12,9 @@ public struct ReplayCommand: Command {
     Usage: failclosed replay Scenarios/NAME.json [--report DIR] [--time-scale N]
 
     Runs one scenario as leak-audit does and prints what happened: the app's events on the
-    virtual time axis, the bootstrap timeline, each expectation met or failed with its reason,
-    and each leak (class, destination, names in clear, first time, packets). With --report the
+    virtual time axis, tor's timeline, each expectation met or failed with its reason, and
+    each leak (class, destination, names in clear, first time, packets). A real-tor scenario
+    starts its own private Tor network first (and runs in real time). With --report the
     reports and the capture are kept in DIR. Exit codes as for leak-audit.
     """
   public let options: [OptionSpec] = [
@@ -44,8 +45,19 @@ public struct ReplayCommand: Command {
         executable: LeakAuditCommand.executablePath(), timeScale: Double(scale),
         workDirectory: work))
     print("\(scenario.name): \(scenario.title)\n  proves: \(scenario.proves)")
-    let outcome = await runner.run(scenario)
-    let result = ScenarioResult(scenario: scenario, outcome: outcome)
+    let result: ScenarioResult
+    var networkReady: Double?
+    if scenario.lane == .realTor {
+      // A private Tor network of its own, started and torn down for this one scenario.
+      let real = await LeakAuditCommand.runRealLane(
+        [scenario], executable: LeakAuditCommand.executablePath(),
+        directory: work + "/real-lane", total: 1, progress: ProgressCounter())
+      result = real.results[0]
+      networkReady = real.networkReadySeconds
+    } else {
+      result = ScenarioResult(scenario: scenario, outcome: await runner.run(scenario))
+    }
+    let outcome = result.outcome
     print("\nevents (virtual seconds):")
     for event in outcome.events {
       let fields = event.fields.keys.sorted().map { "\($0)=\(event.fields[$0]!)" }
@@ -76,7 +88,7 @@ public struct ReplayCommand: Command {
     print("\nverdict: \(TerminalFormat.label(result.verdict))")
     let runReport = RunReport(
       startedAt: ISO8601DateFormatter().string(from: Date()), versions: LeakAuditCommand.versions(),
-      timeScale: Double(scale), results: [result])
+      timeScale: Double(scale), results: [result], networkReadySeconds: networkReady)
     if let report {
       try ReportWriter.write(runReport, to: report)
       try LeakAuditCommand.copyAllPcaps([result], to: report + "/pcaps")

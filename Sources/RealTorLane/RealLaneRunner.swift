@@ -3,160 +3,207 @@ import Capture
 import FailClosedSupport
 import Foundation
 import Sandbox
+import Scenarios
+import SystemUnderTest
 import Testnet
 
-/// Runs real-lane cases in one sandbox: the private network starts once in the world, then each
-/// case gets its censor rules, a fresh capture on the device link (allowlist: the consensus'
-/// relays and the bridge) and a fresh Debian tor client in the device, watched and audited.
+/// Runs real-tor scenarios in one sandbox: the private network starts once in the world, then
+/// each scenario gets its censor rules (the network's own relays and bridge as targets), a
+/// fresh capture on the device link (allowlist: the consensus' relays and the bridge), and the
+/// app in the device with `--backend tor`: it starts Debian's tor itself and drives it through
+/// the control port, in real time. tor's timeline comes from the app's `tor` events and from
+/// tor's logs; a fetch through the exit once tor reports 100%.
 public final class RealLaneRunner: @unchecked Sendable {
-  public struct CaseResult: Sendable, Codable {
-    public var name: String
-    public var proves: String
-    public var passed: Bool
-    public var failures: [String]
-    public var timeline: [DeviceTorClient.TimedLine]
-    public var report: AuditReport
-    /// Seconds from the client's start to 100%, when it got there.
-    public var bootstrapSeconds: Double?
-    public var fetchSucceeded: Bool?
-    public var pcapPath: String?
-    /// The client's last notice-log lines, kept when the case failed.
-    public var logTail: String?
+  public struct Options: Sendable {
+    /// The `failclosed` binary the device runs as `app`.
+    public var executable: String
+    /// Real seconds to keep capturing after the app has exited.
+    public var grace: Double
+    /// Slack over a scenario's duration before the app is killed (tor's start-up included).
+    public var slack: Double
+
+    public init(executable: String, grace: Double = 1, slack: Double = 45) {
+      self.executable = executable
+      self.grace = grace
+      self.slack = slack
+    }
   }
 
   public let sandbox: SandboxRun
   public let testnet: WorldTestnet
+  public let options: Options
   let directory: String
+  private var trustAnchors: String { directory + "/world-ca.pem" }
 
-  public init(sandbox: SandboxRun, directory: String) {
+  /// `directory` holds the network's files and each scenario's (`<name>-<id>/`).
+  public init(sandbox: SandboxRun, directory: String, options: Options) {
     self.sandbox = sandbox
     self.directory = directory
+    self.options = options
     testnet = WorldTestnet(sandbox: sandbox, directory: directory + "/net")
   }
 
   /// Starts the world's services and the private network; returns seconds to readiness.
   public func start() async throws -> Double {
     let sandbox = self.sandbox
-    try await BlockingIO.run("lane.world") { try sandbox.startWorld() }
+    let directory = self.directory
+    let anchors = trustAnchors
+    try await BlockingIO.run("lane.world") {
+      try FileManager.default.createDirectory(
+        atPath: directory, withIntermediateDirectories: true)
+      let world = try sandbox.startWorld()
+      try world.authority.writeRootCertificate(to: anchors)
+    }
     try await testnet.start()
     return testnet.readySeconds
   }
 
-  public func run(_ laneCase: RealLaneCase, reportDirectory: String? = nil) async throws
-    -> CaseResult
-  {
-    let sandbox = self.sandbox
-    try await BlockingIO.run("lane.censor") { try sandbox.applyCensorRules(laneCase.censor) }
-    let allowed = Set(try testnet.allowlist().map(Endpoint.init))
-    var pcapPath: String?
-    if let reportDirectory {
-      try FileManager.default.createDirectory(
-        atPath: reportDirectory, withIntermediateDirectories: true)
-      pcapPath = reportDirectory + "/\(laneCase.name).pcap"
+  /// Stops every tor of the network (the sandbox's teardown would too).
+  public func stop() { testnet.stop() }
+
+  /// The network's endpoints for the `tor-relays` and `tor-bridge` targets.
+  public func targets() throws -> SandboxMapping.RealTorTargets {
+    let relays = try testnet.network.currentConsensus()?.endpoints.compactMap(SocketAddress.init)
+    let bridge = try testnet.network.bridgeLine().flatMap {
+      SocketAddress(host: $0.host, port: $0.port)
     }
-    let path = pcapPath
-    let capture = try await BlockingIO.run("lane.capture") {
-      try sandbox.openDeviceCapture(allowed: allowed, pcapPath: path)
-    }
-    let clock = SystemClock()
-    var bridges: [BridgeLine] = []
-    if laneCase.useBridge, let bridge = try testnet.network.bridgeLine() { bridges = [bridge] }
-    let client = try DeviceTorClient(
-      sandbox: sandbox, testnet: testnet, directory: directory + "/\(laneCase.name)-client",
-      bridges: bridges, clock: clock)
-    var timeline: [DeviceTorClient.TimedLine] = []
-    var fetched: Bool?
+    return SandboxMapping.RealTorTargets(
+      relays: relays ?? [], bridges: bridge.map { [$0] } ?? [])
+  }
+
+  /// Runs one real-tor scenario; never throws: a setup failure becomes an inconclusive outcome
+  /// whose `runError` says what went wrong. `pcapPath` keeps the capture there.
+  public func run(_ scenario: Scenario, pcapPath: String? = nil) async -> ScenarioOutcome {
+    let started = Date()
     do {
-      timeline = try await client.observe(seconds: laneCase.observeSeconds)
-      if timeline.contains(where: { $0.progress >= 100 && $0.reason == nil }) {
-        fetched = try await fetchThroughExit()
+      return try await BlockingIO.run("lane.\(scenario.name)") {
+        try self.runBlocking(scenario, pcapPath: pcapPath)
       }
     } catch {
-      client.stop()
-      _ = capture.stop()
-      throw error
+      return ScenarioOutcome(
+        audit: CaptureAudit(verdict: .inconclusive, inconclusiveReasons: ["\(error)"]),
+        capture: CaptureStats(packets: 0, dropped: 0, positiveControlSeen: false),
+        runError: "\(error)", wallSeconds: Date().timeIntervalSince(started))
     }
-    client.stop()
-    timeline = client.poll()
-    // Let late packets of the stopped client reach the capture.
-    try await clock.sleep(seconds: 0.5)
-    let report = capture.stop()
-    let failures = RealLaneRunner.judge(
-      laneCase, timeline: timeline, report: report, fetched: fetched)
-    let ready = timeline.first { $0.progress >= 100 && $0.reason == nil }?.time
-    return CaseResult(
-      name: laneCase.name, proves: laneCase.proves, passed: failures.isEmpty, failures: failures,
-      timeline: timeline, report: report, bootstrapSeconds: ready, fetchSucceeded: fetched,
-      pcapPath: pcapPath,
-      logTail: failures.isEmpty
-        ? nil : client.client.log.split(separator: "\n").suffix(25).joined(separator: "\n"))
   }
 
-  /// 100% does not guarantee a usable exit at once: a bounded retry of one fetch from the
-  /// device, through the client's SOCKS port, of the world's web host.
-  func fetchThroughExit() async throws -> Bool {
-    let device = sandbox.device.name
-    for _ in 0..<10 {
-      let output = try await BlockingIO.run("lane.fetch") {
-        try CommandRunner.capture([
-          "ip", "netns", "exec", device, "curl", "-s", "-m", "5", "-o", "/dev/null", "-w",
-          "%{http_code}", "--socks5-hostname", "127.0.0.1:39050",
-          "http://\(AddressPlan.webHostV4)/",
-        ])
+  func runBlocking(_ scenario: Scenario, pcapPath: String?) throws -> ScenarioOutcome {
+    guard let plan = scenario.tor.real else {
+      throw ScenarioError(
+        file: scenario.path, path: "lane", message: "a mock-lane scenario: ScenarioRunner runs it")
+    }
+    let wallStart = Date()
+    let work = directory + "/\(scenario.name)-\(UUID().uuidString.prefix(8))"
+    let state = work + "/state"
+    try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+
+    let targets = try self.targets()
+    try sandbox.applyCensorRules(SandboxMapping.censorRules(scenario.network, at: 0, real: targets))
+    let allowed = Set(try testnet.allowlist().map(Endpoint.init))
+    let capturePath = pcapPath ?? work + "/capture.pcap"
+    try FileManager.default.createDirectory(
+      atPath: (capturePath as NSString).deletingLastPathComponent,
+      withIntermediateDirectories: true)
+    let capture = try sandbox.openDeviceCapture(allowed: allowed, pcapPath: capturePath)
+    var captureStopped = false
+    defer { if !captureStopped { _ = capture.stop() } }
+
+    var bridgeLines: [RealTorPlan.Bridge: String] = [:]
+    if plan.bridges.contains(.testnetObfs4) {
+      guard let line = try testnet.network.bridgeLine() else {
+        throw ScenarioError(
+          file: scenario.path, path: "tor.bridges", message: "the network has no obfs4 bridge")
       }
-      if output.stdout == "200" { return true }
-      try await Task.sleep(nanoseconds: 500_000_000)
+      bridgeLines[.testnetObfs4] = line.text
     }
-    return false
-  }
+    let torrcBase = work + "/torrc-base"
+    try testnet.network.builder.clientBase.write(
+      toFile: torrcBase, atomically: true, encoding: .utf8)
+    try ScenarioCommandLines.actionsFile(scenario).write(
+      toFile: work + "/actions.jsonl", atomically: true, encoding: .utf8)
+    try ScenarioCommandLines.preferences(scenario, bridgeLines: bridgeLines).write(
+      toFile: state + "/preferences.json", atomically: true, encoding: .utf8)
+    try ScenarioCommandLines.directoryCache().write(
+      toFile: state + "/" + GeoRelayDirectory.cacheFileName, atomically: true, encoding: .utf8)
 
-  static func judge(
-    _ laneCase: RealLaneCase, timeline: [DeviceTorClient.TimedLine], report: AuditReport,
-    fetched: Bool?
-  ) -> [String] {
-    var failures: [String] = []
-    if report.verdict != .pass {
-      failures.append(
-        "capture verdict \(report.verdict.rawValue): "
-          + report.leaks.map { "\($0.leakClass.rawValue) to \($0.destination)" }.joined(
-            separator: ", ")
-          + report.reasons.map(\.description).joined(separator: "; "))
-    }
-    let progress = timeline.filter { $0.reason == nil }.map(\.progress).max() ?? 0
-    for expectation in laneCase.expectations {
-      switch expectation {
-      case .bootstraps:
-        if progress < 100 { failures.append("bootstrap stopped at \(progress)%, expected 100%") }
-        if fetched != true { failures.append("no fetch through the exit succeeded") }
-      case .stuck(let atMost, let tag):
-        if progress > atMost {
-          failures.append("bootstrap reached \(progress)%, expected at most \(atMost)%")
-        }
-        if let last = timeline.last(where: { $0.reason == nil }), last.tag != tag,
-          progress == atMost
+    let clock = SystemClock()
+    let origin = clock.now
+    let runStart = Date().timeIntervalSince1970
+    let appOutput = work + "/app.jsonl"
+    let app = try DeviceCommand(
+      ScenarioCommandLines.app(
+        scenario, executable: options.executable, timeScale: 1,
+        actionsFile: work + "/actions.jsonl", stateDirectory: state,
+        trustAnchors: trustAnchors, torrcBase: torrcBase),
+      in: sandbox, output: appOutput)
+    defer { app.killTree() }
+    let logs = TorLogWatcher(directory: state + "/tor", clock: clock, origin: origin)
+    let fetcher = ExitFetcher()
+
+    // Censor changes over real time; the app ends itself after the scenario's duration.
+    var changes = SandboxMapping.changeTimes(scenario.network)
+    let deadline = scenario.duration + options.slack
+    var appStatus: Int32?
+    var lastPoll = -1.0
+    while appStatus == nil && clock.now - origin < deadline {
+      let now = clock.now - origin
+      while let next = changes.first, next <= now {
+        changes.removeFirst()
+        try sandbox.applyCensorRules(
+          SandboxMapping.censorRules(scenario.network, at: next, real: targets))
+      }
+      if now - lastPoll >= 0.25 {
+        lastPoll = now
+        let logged = logs.poll()
+        if !fetcher.hasStarted,
+          logged.contains(where: { $0.isBootstrap && $0.progress! >= 100 })
+            || RealLaneRunner.appReportedDone(appOutput)
         {
-          failures.append("bootstrap tag \(last.tag), expected \(tag)")
-        }
-      case .problem(let reason):
-        if !timeline.contains(where: { $0.reason == reason }) {
-          failures.append("tor never warned \(reason)")
-        }
-      case .throughBridge:
-        if !timeline.contains(where: { $0.tag.hasSuffix("_pt") }) {
-          failures.append("bootstrap did not go through the pluggable transport")
-        }
-      case .onlyPorts(let ports):
-        let others = report.flows.filter {
-          $0.disposition == "allowed" && !ports.contains($0.destinationPort)
-            && !ports.contains($0.sourcePort)
-        }
-        if !others.isEmpty {
-          failures.append(
-            "flows to other ports: "
-              + others.map { "\($0.destination):\($0.destinationPort)" }.joined(separator: ", "))
+          fetcher.start(device: sandbox.device.name)
         }
       }
+      appStatus = ScenarioRunner.exitStatus(app.pid)
+      if appStatus == nil { usleep(20_000) }
     }
-    return failures
+    var runError: String?
+    if appStatus == nil {
+      runError = "the app did not finish within \(Int(deadline)) s (killed)"
+    } else if appStatus != 0 {
+      runError = "the app exited with status \(appStatus!): " + ScenarioRunner.lastLines(appOutput)
+    }
+    let fetched = fetcher.wait(seconds: 45)
+    // Keep capturing for the grace period: a late leak is still caught.
+    usleep(UInt32(max(0, options.grace) * 1_000_000))
+    app.killTree()
+    let report = capture.stop()
+    captureStopped = true
+    let logged = logs.poll()
+
+    let (events, parseErrors) = ScenarioRunner.readEvents(appOutput)
+    if runError == nil, !parseErrors.isEmpty {
+      runError =
+        "the app printed lines that are not events: "
+        + parseErrors.prefix(3).joined(separator: " | ")
+    }
+    var outcome = ScenarioOutcome(
+      appEvents: events, audit: report, runStart: runStart, timeScale: 1,
+      pcapPath: pcapPath, runError: runError, wallSeconds: Date().timeIntervalSince(wallStart))
+    outcome.torTimeline = TorTimelineEntry.merged(outcome.torTimeline, logged)
+    outcome.fetchThroughExit = fetched
+    return outcome
+  }
+
+  /// Whether the app's events already show tor at 100%: its controller's report, or
+  /// TorManager's progress.
+  static func appReportedDone(_ path: String) -> Bool {
+    ScenarioRunner.readEvents(path).0.contains { event in
+      let progress = Int(event["progress"]?.description ?? "") ?? 0
+      if event.kind == .tor, event["phase"]?.description == "bootstrap", progress >= 100 {
+        return true
+      }
+      return event.kind == .state && event["component"]?.description == "tor"
+        && event["field"]?.description == "bootstrapProgress"
+        && event["value"]?.description == "100"
+    }
   }
 }

@@ -161,7 +161,7 @@ public struct ScenarioRunner: Sendable {
   }
 
   /// The exit status once `pid` has exited (reaped here), nil while it runs.
-  static func exitStatus(_ pid: pid_t) -> Int32? {
+  public static func exitStatus(_ pid: pid_t) -> Int32? {
     var status: Int32 = 0
     let result = waitpid(pid, &status, WNOHANG)
     if result == 0 { return nil }
@@ -171,7 +171,7 @@ public struct ScenarioRunner: Sendable {
   }
 
   /// The app's JSON lines; other lines (stderr shares the file) are returned apart.
-  static func readEvents(_ path: String) -> ([SystemUnderTest.AppEvent], [String]) {
+  public static func readEvents(_ path: String) -> ([SystemUnderTest.AppEvent], [String]) {
     let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
     var events: [SystemUnderTest.AppEvent] = []
     var other: [String] = []
@@ -196,7 +196,7 @@ public struct ScenarioRunner: Sendable {
     }
   }
 
-  static func lastLines(_ path: String) -> String {
+  public static func lastLines(_ path: String) -> String {
     let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
     return text.split(separator: "\n").suffix(3).joined(separator: " | ")
   }

@@ -47,6 +47,9 @@ public enum TerminalFormat {
     return lines.joined(separator: "\n")
   }
 
+  /// "14.7 s": seconds for a terminal line.
+  public static func durationText(_ seconds: Double) -> String { duration(seconds) }
+
   static func duration(_ seconds: Double) -> String {
     let tenths = Int((seconds * 10).rounded())
     return "\(tenths / 10).\(tenths % 10) s"

@@ -2,58 +2,85 @@ import Audit
 import FailClosedSupport
 import Foundation
 import Sandbox
+import Scenarios
 import Testing
 
 @testable import RealTorLane
 
-/// The issue's six real-lane cases against Debian's tor, each audited from the capture: the
-/// healthy control passes and fetches through the exit, every censored case stalls where real
-/// tor stalls, the bridge gets around the block, and no case leaks.
+/// The built `failclosed` binary, which the runner starts in the device as `app`.
+let failclosedBinary: String = {
+  URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    .appendingPathComponent("failclosed").path
+}()
+
+/// Scenarios/, found from this file's path (Tests/RealTorLaneTests/...).
+let scenariosDirectory: String = {
+  var url = URL(fileURLWithPath: #filePath)
+  for _ in 0..<3 { url.deleteLastPathComponent() }
+  return url.path + "/Scenarios"
+}()
+
+/// The real-lane scenario files through the runner, in one private network: the app starts
+/// Debian's tor in the device and drives it; the healthy control bootstraps and fetches through
+/// the exit, every censored case stalls where real tor stalls, the hardened bridge gets around
+/// the block, bitchat's gap shows, and no case leaks. A canary (the naive-port app on the
+/// healthy network) must be caught leaking, or the passes mean nothing.
 @Suite(.serialized, .enabled(if: Privilege.rootSkipReason == nil, "needs root"))
 struct RealLaneLibraryTests {
-  @Test func everyCaseBehavesAsRealTorDoesAndNothingLeaks() async throws {
+  @Test func everyRealLaneScenarioPassesAndTheCanaryIsCaught() async throws {
     let base = NSTemporaryDirectory() + "fc-lane-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
     defer { try? FileManager.default.removeItem(atPath: base) }
+    var scenarios: [Scenario] = []
+    for file in try ScenarioLoader.scenarioFiles(in: scenariosDirectory) {
+      let scenario = try ScenarioLoader.loadFile(file).get()
+      if scenario.lane == .realTor { scenarios.append(scenario) }
+    }
+    // FC_LANE_CASE=TEXT runs only the scenarios whose name contains TEXT (when debugging one).
+    let only = ProcessInfo.processInfo.environment["FC_LANE_CASE"] ?? ""
+    scenarios = scenarios.filter { only.isEmpty || $0.name.contains(only) }
+    #expect(!scenarios.isEmpty, "FC_LANE_CASE=\(only) matches no real-lane scenario")
     try await withSandbox { sandbox in
-      let runner = RealLaneRunner(sandbox: sandbox, directory: base)
-      defer { runner.testnet.stop() }
-      _ = try await runner.start()
-      // FC_LANE_CASE=NAME runs only the cases whose name contains NAME (when debugging one).
-      let only = ProcessInfo.processInfo.environment["FC_LANE_CASE"] ?? ""
-      let cases = RealLaneCase.library.filter { only.isEmpty || $0.name.contains(only) }
-      #expect(!cases.isEmpty, "FC_LANE_CASE=\(only) matches no case")
-      for laneCase in cases {
-        let result = try await runner.run(laneCase, reportDirectory: base + "/reports")
+      let runner = RealLaneRunner(
+        sandbox: sandbox, directory: base, options: .init(executable: failclosedBinary))
+      defer { runner.stop() }
+      let ready = try await runner.start()
+      print("lane: network ready in \(ready) s")
+      for scenario in scenarios {
+        let outcome = await runner.run(scenario)
+        let result = ScenarioResult(scenario: scenario, outcome: outcome)
+        let done = outcome.torTimeline.first { $0.isBootstrap && $0.progress! >= 100 }
+        print(
+          "lane: \(scenario.name) \(result.verdict.rawValue) in \(outcome.wallSeconds) s, "
+            + "furthest \(outcome.torTimeline.furthestBootstrap?.line ?? "-"), "
+            + "100% at \(done.map { "\($0.time) s (\($0.source.rawValue))" } ?? "-")")
+        let timeline = CondensedTorEntry.condense(outcome.torTimeline).map(\.line)
         #expect(
-          result.failures.isEmpty,
-          "\(laneCase.name): \(result.failures)\n\(result.logTail ?? "")")
-        #expect(result.report.verdict == .pass, "\(laneCase.name)")
-        #expect(result.report.statistics.packets > 0, "\(laneCase.name): nothing captured")
+          result.verdict == .pass,
+          "\(scenario.name): \(result.judgement.reasons)\n\(timeline.joined(separator: "\n"))")
+        #expect(outcome.capture.packets > 0, "\(scenario.name): nothing captured")
+        #expect(!outcome.torTimeline.isEmpty, "\(scenario.name): no tor timeline")
       }
+      guard only.isEmpty || "real-naive-port-canary".contains(only) else { return }
+      let outcome = await runner.run(try Self.canary())
+      let caught = ScenarioResult(scenario: try Self.canary(), outcome: outcome)
+      print("lane: canary \(caught.verdict.rawValue) in \(outcome.wallSeconds) s")
+      #expect(
+        caught.judgement.expectations.allSatisfy { $0.status == .met },
+        "the naive-port app's leak on the real lane was not caught: \(caught.judgement.reasons)")
     }
   }
 
-  /// The lane's judge fails what tor did not do, and a leak, whatever tor did.
-  @Test func theJudgeFailsUnmetExpectationsAndLeaks() {
-    let healthy = RealLaneCase.library[0]
-    let stuck = [
-      DeviceTorClient.TimedLine(
-        time: 1, progress: 5, tag: "conn", summary: "Connecting to a relay", reason: nil,
-        count: nil)
+  /// real-healthy with the naive-port app: Foundation's URLSession ignores the SOCKS proxy,
+  /// so its DNS question and connection go out in clear once tor is up.
+  static func canary() throws -> Scenario {
+    var scenario = try ScenarioLoader.loadFile(scenariosDirectory + "/real-healthy.json").get()
+    scenario.name = "real-naive-port-canary"
+    scenario.app.profile = .naivePort
+    scenario.app.actions = [
+      AppAction(at: 0, step: .start), AppAction(at: 8, step: .sendMessage(text: "hello")),
     ]
-    let clean = AuditReport(verdict: .pass, reasons: [])
-    #expect(
-      RealLaneRunner.judge(healthy, timeline: stuck, report: clean, fetched: nil) == [
-        "bootstrap stopped at 5%, expected 100%", "no fetch through the exit succeeded",
-      ])
-    let dropped = RealLaneCase.library[1]
-    #expect(RealLaneRunner.judge(dropped, timeline: stuck, report: clean, fetched: nil).isEmpty)
-    let leaked = AuditReport(verdict: .leak, reasons: [])
-    #expect(!RealLaneRunner.judge(dropped, timeline: stuck, report: leaked, fetched: nil).isEmpty)
-    let reset = RealLaneCase.library[2]
-    #expect(
-      RealLaneRunner.judge(reset, timeline: stuck, report: clean, fetched: nil) == [
-        "tor never warned CONNECTREFUSED"
-      ])
+    scenario.duration = 20
+    scenario.expectations = [.leakCaught(classes: [.dns])]
+    return scenario
   }
 }
