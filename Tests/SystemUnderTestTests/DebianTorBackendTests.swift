@@ -194,3 +194,39 @@ import Testing
       error.hasPrefix("tor.bridges[1]: 'XYZ' is not a 40-hex-digit fingerprint; tor not started"))
   }
 }
+
+/// A tor that dies under the app is reaped and reported, and the backend no longer runs.
+@Suite struct DebianTorBackendDeathTests {
+  @Test(.timeLimit(.minutes(1)))
+  @AppActor func aKilledTorIsReapedAndReported() async throws {
+    let directory = try DebianTorBackendTests.directory()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let configuration = try DebianTorBackendTests.configuration(
+      in: directory, socks: try DebianTorBackendTests.freePort(),
+      control: try DebianTorBackendTests.freePort())
+    let clock = SystemClock()
+    let log = AppEventLog(clock: clock)
+    let backend = DebianTorBackend(
+      configuration: configuration, profile: .hardened, store: KeyValueStore(),
+      scheduler: ClockScheduler(clock: clock), log: log)
+    #expect(backend.start(dataDirectory: "", socksPort: configuration.socksPort) == 0)
+    let pid = try #require(backend.torPID)
+    for _ in 0..<100 where !backend.isControlled {
+      try await Task.sleep(nanoseconds: 100_000_000)
+    }
+    kill(pid, SIGKILL)
+    for _ in 0..<100 where backend.torPID != nil {
+      try await Task.sleep(nanoseconds: 50_000_000)
+    }
+    #expect(backend.torPID == nil)
+    let exit = log.events.first {
+      $0.kind == .tor && $0["detail"]?.description.hasPrefix("exited status") == true
+    }
+    #expect(exit?["detail"] == "exited status 137")
+    #expect(exit?["summary"] == "killed by signal 9")
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      backend.stop { continuation.resume() }
+    }
+    #expect(!backend.isRunning())
+  }
+}
