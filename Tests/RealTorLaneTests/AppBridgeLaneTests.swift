@@ -57,7 +57,8 @@ struct AppBridgeLaneTests {
     try await withSandbox { sandbox in
       let runner = RealLaneRunner(sandbox: sandbox, directory: base)
       defer { runner.testnet.stop() }
-      _ = try await runner.start()
+      let networkReady = try await runner.start()
+      print("private network ready (consensus lists every relay) after \(networkReady) s")
       let censor = RealLaneCase.block(.drop, ports: RealLaneCase.relayPorts)
       try await BlockingIO.run("test.censor") { try sandbox.applyCensorRules(censor) }
       let bridge = try #require(try runner.testnet.network.bridgeLine())
