@@ -90,6 +90,33 @@ struct ScenarioRunnerTests {
   }
 }
 
+/// leak-audit's --lane: mock runs only the mock lane (no private network is started for the
+/// real-tor file beside it), and a bad value is a usage error naming the option.
+@Suite(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+struct LeakAuditLaneTests {
+  @Test func laneMockLeavesTheRealTorFilesOutAndABadLaneIsAUsageError() throws {
+    let directory = try makeTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    for name in ["healthy-baseline", "real-healthy"] {
+      try FileManager.default.copyItem(
+        atPath: scenariosDirectory + "/\(name).json", toPath: directory + "/\(name).json")
+    }
+    let (status, output) = try runTool(
+      failclosedBinary,
+      ["leak-audit", directory, "--lane", "mock", "--report", directory + "/report"])
+    #expect(status == 0, "\(output)")
+    #expect(output.contains("1 scenarios: 1 on the mock lane"))
+    #expect(!output.contains("private Tor network"))
+    let report = try String(contentsOfFile: directory + "/report/report.json", encoding: .utf8)
+    #expect(report.contains("\"healthy-baseline\""))
+    #expect(!report.contains("\"real-healthy\""))
+    #expect(!report.contains("networkReadySeconds"))
+    let bad = try runTool(failclosedBinary, ["leak-audit", directory, "--lane", "both"])
+    #expect(bad.status == 2)
+    #expect(bad.output.contains("--lane: expected mock, real or all, got 'both'"))
+  }
+}
+
 @Suite struct ScenarioCommandLinesTests {
   @Test func actionsFileCarriesTheStartingStateAndEveryStep() throws {
     var scenario = try libraryScenario("preference-off-mid-flight")
