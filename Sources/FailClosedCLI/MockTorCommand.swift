@@ -66,6 +66,10 @@ public struct MockTorCommand: Command {
       OptionSpec(
         "control-auth", .single, valueName: "none|password:SECRET|cookie:FILE",
         help: "control port authentication (default none; cookie:FILE writes a 32-byte cookie)"),
+      OptionSpec(
+        "control-disable-network", .flag,
+        help: "start as a tor configured with DisableNetwork 1: the bootstrap plan begins when "
+          + "a controller sets DisableNetwork=0"),
     ]
   }
 
@@ -144,6 +148,8 @@ public struct MockTorCommand: Command {
       configuration.controlPort = UInt16(port)
     } else if arguments.value("control-auth") != nil {
       throw UsageError("--control-auth: needs --control-port")
+    } else if arguments.has("control-disable-network") {
+      throw UsageError("--control-disable-network: needs --control-port")
     }
     return configuration
   }
@@ -188,6 +194,7 @@ public struct MockTorCommand: Command {
         plan: arguments.value("bootstrap-plan") ?? configuration.bootstrapPlan.description,
         clock: configuration.clock,
         socksListeners: mock.socksAddress.map { [$0.description] } ?? [],
+        disableNetwork: arguments.has("control-disable-network"),
         log: { event, time, fields in
           eventLog.record(event, time: time, fields.mapValues { .string($0) })
         },

@@ -132,12 +132,9 @@ public final class ControlPortListener: @unchecked Sendable {
       lock.withLock { liveConnections = 0 }
     }
     while true {
-      let (stop, drop, events) = lock.withLock {
-        defer {
-          queuedEvents = []
-          dropRequest = nil
-        }
-        return (stopping, dropRequest, queuedEvents)
+      let (stop, drop) = lock.withLock {
+        defer { dropRequest = nil }
+        return (stopping, dropRequest)
       }
       if stop { return }
       if let flush = drop {
@@ -148,13 +145,7 @@ public final class ControlPortListener: @unchecked Sendable {
           connections.removeAll()
         }
       }
-      for event in events {
-        for index in connections.indices {
-          if let bytes = connections[index].session.render(event) {
-            connections[index].outbox += bytes
-          }
-        }
-      }
+      renderQueuedEvents(&connections)
       flushAndReap(&connections)
 
       var fds = [pollfd(fd: listening.fd, events: Int16(POLLIN), revents: 0)]
@@ -167,6 +158,9 @@ public final class ControlPortListener: @unchecked Sendable {
       let ready = poll(&fds, nfds_t(fds.count), 50)
       if ready < 0 && errno != EINTR { return }
       if ready > 0 {
+        // Events queued while this thread waited go out before any answer read now, as tor
+        // writes them: an answer never reports a phase whose event has not been sent yet.
+        renderQueuedEvents(&connections)
         for index in connections.indices.reversed() {
           let revents = Int32(fds[index + 1].revents)
           guard revents & (POLLIN | POLLHUP | POLLERR) != 0 else { continue }
@@ -186,6 +180,21 @@ public final class ControlPortListener: @unchecked Sendable {
       }
       flushAndReap(&connections)
       lock.withLock { liveConnections = connections.count }
+    }
+  }
+
+  /// Moves the events the backend published into every connection's outbox, in order.
+  private func renderQueuedEvents(_ connections: inout [Connection]) {
+    let events = lock.withLock {
+      defer { queuedEvents = [] }
+      return queuedEvents
+    }
+    for event in events {
+      for index in connections.indices {
+        if let bytes = connections[index].session.render(event) {
+          connections[index].outbox += bytes
+        }
+      }
     }
   }
 

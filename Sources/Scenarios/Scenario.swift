@@ -289,6 +289,21 @@ public struct AppPlan: Sendable, Equatable {
     case hardened
     /// Foundation's URLSession with a SOCKS proxy dictionary: leaks on Linux (a canary).
     case naivePort = "naive-port"
+    /// Onion Browser: tor through its control port (the mock's ctor personality, or Debian's
+    /// tor on the real lane), URLs through its URL schemes, held until Tor is ready.
+    case onionBrowser = "onion-browser"
+
+    /// The steps this profile's app models (onion-browser: start, open-url, path-change).
+    public func models(_ step: AppAction.Step) -> Bool {
+      switch (self, step) {
+      case (.onionBrowser, .start), (.onionBrowser, .openURL), (.onionBrowser, .pathChange),
+        (.onionBrowser, .torCrash):
+        return true
+      case (.onionBrowser, _): return false
+      case (_, .openURL): return false
+      default: return true
+      }
+    }
   }
 
   public var profile: Profile
@@ -326,6 +341,8 @@ public struct AppAction: Sendable, Equatable {
     case addRelay(url: String)
     case sendMessage(text: String)
     case refreshDirectory
+    /// An incoming app URL (Onion Browser's URL schemes; profile onion-browser).
+    case openURL(url: String)
     case torCrash
 
     /// The verb as written in scenario files.
@@ -341,6 +358,7 @@ public struct AppAction: Sendable, Equatable {
       case .addRelay: return "add-relay"
       case .sendMessage: return "send-message"
       case .refreshDirectory: return "refresh-directory"
+      case .openURL: return "open-url"
       case .torCrash: return "tor-crash"
       }
     }
@@ -348,7 +366,7 @@ public struct AppAction: Sendable, Equatable {
     public static let verbs = [
       "start", "foreground", "background", "set-preference", "revoke-activation",
       "grant-activation", "path-change", "add-relay", "send-message", "refresh-directory",
-      "tor-crash",
+      "open-url", "tor-crash",
     ]
   }
 

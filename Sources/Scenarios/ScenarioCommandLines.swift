@@ -1,5 +1,7 @@
+import FailClosedSupport
 import Foundation
 import Sandbox
+import SystemUnderTest
 
 /// The command lines the runner starts in the device for a scenario: the mock Tor and the app
 /// driver. Pure, so the mapping from a scenario file to processes is tested without a sandbox.
@@ -19,7 +21,11 @@ public enum ScenarioCommandLines {
       "--listen", "127.0.0.1:\(socksPort)", "--bootstrap-plan", plan.bootstrap,
       "--time-scale", format(timeScale), "--event-log", eventLog,
     ]
-    if plan.personality == .ctor { arguments += ["--control-port", String(controlPort)] }
+    // Like the tor an app starts itself (the real lane's too): network off until the app's
+    // controller turns it on, so the plan's times count from the app's start.
+    if plan.personality == .ctor {
+      arguments += ["--control-port", String(controlPort), "--control-disable-network"]
+    }
     for address in guards { arguments += ["--guard", address] }
     for fault in plan.faults {
       arguments += ["--fault", "\(host(of: fault.destination))=\(faultSpec(fault))"]
@@ -55,32 +61,36 @@ public enum ScenarioCommandLines {
   /// relays the user had added, and a revoked activation. Tor crashes are the runner's (it
   /// kills the mock), not the app's, and are left out.
   public static func actionsFile(_ scenario: Scenario) -> String {
-    var lines: [String] = []
-    if !scenario.app.activationGranted {
-      lines.append(#"{"at": 0, "action": "revoke-activation"}"#)
-    }
-    for relay in scenario.app.customRelays {
-      lines.append(#"{"at": 0, "action": "add-relay", "url": "\#(escape(relay))"}"#)
-    }
+    driverActions(scenario).map(\.jsonLine).joined(separator: "\n") + "\n"
+  }
+
+  /// The scenario's steps as the driver's actions (SystemUnderTest.AppAction, whose encoder
+  /// writes the file), ending with a wait at the scenario's duration.
+  public static func driverActions(_ scenario: Scenario) -> [SystemUnderTest.AppAction] {
+    typealias Driver = SystemUnderTest.AppAction
+    var actions: [Driver] = []
+    if !scenario.app.activationGranted { actions.append(Driver(at: 0, .revokeActivation)) }
+    for relay in scenario.app.customRelays { actions.append(Driver(at: 0, .addRelay(relay))) }
     for action in scenario.app.actions {
-      let at = format(action.at)
+      let kind: Driver.Kind
       switch action.step {
-      case .start, .foreground, .background, .revokeActivation, .grantActivation, .pathChange,
-        .refreshDirectory:
-        lines.append(#"{"at": \#(at), "action": "\#(action.step.verb)"}"#)
-      case .setPreference(let enabled):
-        lines.append(
-          #"{"at": \#(at), "action": "set-preference", "value": "\#(enabled ? "on" : "off")"}"#)
-      case .addRelay(let url):
-        lines.append(#"{"at": \#(at), "action": "add-relay", "url": "\#(escape(url))"}"#)
-      case .sendMessage(let text):
-        lines.append(#"{"at": \#(at), "action": "send-message", "text": "\#(escape(text))"}"#)
-      case .torCrash:
-        continue
+      case .start: kind = .start
+      case .foreground: kind = .foreground
+      case .background: kind = .background
+      case .revokeActivation: kind = .revokeActivation
+      case .grantActivation: kind = .grantActivation
+      case .pathChange: kind = .pathChange(satisfied: true)
+      case .refreshDirectory: kind = .refreshDirectory
+      case .setPreference(let enabled): kind = .setPreference(enabled)
+      case .addRelay(let url): kind = .addRelay(url)
+      case .sendMessage(let text): kind = .sendMessage(text)
+      case .openURL(let url): kind = .openURL(url)
+      case .torCrash: continue
       }
+      actions.append(Driver(at: action.at, kind))
     }
-    lines.append(#"{"at": \#(format(scenario.duration)), "action": "wait", "seconds": 0}"#)
-    return lines.joined(separator: "\n") + "\n"
+    actions.append(Driver(at: scenario.duration, .wait(0)))
+    return actions
   }
 
   /// The preferences the app starts with (its UserDefaults), as JSON. On the real-Tor lane the
@@ -93,7 +103,7 @@ public enum ScenarioCommandLines {
       #""networkActivationService.userTorEnabled": \#(scenario.app.torPreference)"#
     ]
     if let real = scenario.tor.real, !real.bridges.isEmpty {
-      let lines = real.bridges.map { #""\#(escape(bridgeLines[$0] ?? $0.rawValue))""# }
+      let lines = real.bridges.map { JSONText.quote(bridgeLines[$0] ?? $0.rawValue) }
       members.append(#""tor.bridges": [\#(lines.joined(separator: ", "))]"#)
     }
     return "{" + members.joined(separator: ", ") + "}"
@@ -134,23 +144,5 @@ public enum ScenarioCommandLines {
 
   static func format(_ value: Double) -> String {
     value == value.rounded() ? String(Int(value)) : String(value)
-  }
-
-  static func escape(_ text: String) -> String {
-    var out = ""
-    for scalar in text.unicodeScalars {
-      switch scalar {
-      case "\"": out += "\\\""
-      case "\\": out += "\\\\"
-      case "\n": out += "\\n"
-      default:
-        if scalar.value < 0x20 {
-          out += String(format: "\\u%04x", scalar.value)
-        } else {
-          out.unicodeScalars.append(scalar)
-        }
-      }
-    }
-    return out
   }
 }

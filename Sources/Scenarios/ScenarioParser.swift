@@ -81,6 +81,12 @@ public enum ScenarioParser {
       throw doc.fail(nil, "missing \"app\": expected an object (profile, actions)")
     }
     let app = try parseApp(appReader, duration: duration, lane: lane)
+    if app.profile == .onionBrowser, case .mock(let plan) = tor, plan.personality != .ctor {
+      throw appReader.fail(
+        "profile",
+        "onion-browser drives tor through its control port: on the mock lane it needs "
+          + "\"personality\": \"ctor\"")
+    }
     let expectations = try doc.array("expect", required: true, minCount: 1, "expectations")!
       .map { e throws(ScenarioError) in
         try parseExpectation(e.value, file: file, path: e.path, lane: lane)
@@ -274,8 +280,17 @@ public enum ScenarioParser {
     }
     let actions = try r.array("actions", required: true, minCount: 1, "actions")!.map {
       e throws(ScenarioError) in
-      try parseAction(
-        FieldReader(e.value, file: r.file, path: e.path), duration: duration, lane: lane)
+      let reader = try FieldReader(e.value, file: r.file, path: e.path)
+      let action = try parseAction(reader, duration: duration, lane: lane)
+      guard profile.models(action.step) else {
+        throw reader.fail(
+          "do",
+          profile == .onionBrowser
+            ? "\"\(action.step.verb)\" is not modelled for the onion-browser profile "
+              + "(start, open-url, path-change)"
+            : "\"\(action.step.verb)\" needs the onion-browser profile")
+      }
+      return action
     }
     _ = try r.string("note", required: false)
     return AppPlan(
@@ -300,7 +315,7 @@ public enum ScenarioParser {
     var allowed = ["at", "do", "note"]
     switch verb {
     case "set-preference": allowed.append("enabled")
-    case "add-relay": allowed.append("url")
+    case "add-relay", "open-url": allowed.append("url")
     case "send-message": allowed.append("text")
     default: break
     }
@@ -320,6 +335,7 @@ public enum ScenarioParser {
     case "add-relay": step = .addRelay(url: try r.string("url")!)
     case "send-message": step = .sendMessage(text: try r.string("text", required: false) ?? "hello")
     case "refresh-directory": step = .refreshDirectory
+    case "open-url": step = .openURL(url: try r.string("url")!)
     default: step = .torCrash
     }
     return AppAction(at: at, step: step)

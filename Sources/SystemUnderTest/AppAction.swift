@@ -1,3 +1,4 @@
+import FailClosedSupport
 import Foundation
 
 /// One timed step of an app run: the action format `failclosed app --actions` reads
@@ -66,6 +67,32 @@ public struct AppAction: Sendable, Equatable {
   public init(at: Double? = nil, _ kind: Kind) {
     self.at = at
     self.kind = kind
+  }
+
+  /// The action as one line of an actions file, the inverse of ``parseFile(_:name:)``:
+  /// `{"at": 20, "action": "set-preference", "value": "off"}`. The scenario runner writes its
+  /// actions files with this, so the format lives in this one file.
+  public var jsonLine: String {
+    var parts: [String] = []
+    if let at { parts.append("\"at\": " + Self.number(at)) }
+    parts.append("\"action\": " + JSONText.quote(kind.name))
+    switch kind {
+    case .setPreference(let on): parts.append("\"value\": " + JSONText.quote(on ? "on" : "off"))
+    case .pathChange(let satisfied):
+      parts.append("\"status\": " + JSONText.quote(satisfied ? "satisfied" : "unsatisfied"))
+    case .addRelay(let url), .openURL(let url): parts.append("\"url\": " + JSONText.quote(url))
+    case .sendMessage(let text): parts.append("\"text\": " + JSONText.quote(text))
+    case .wait(let seconds): parts.append("\"seconds\": " + Self.number(seconds))
+    case .start, .foreground, .background, .revokeActivation, .grantActivation,
+      .refreshDirectory:
+      break
+    }
+    return "{" + parts.joined(separator: ", ") + "}"
+  }
+
+  /// Whole seconds without a fraction ("20"), others as Swift prints them ("0.5").
+  static func number(_ value: Double) -> String {
+    value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
   }
 
   /// Parses an actions file; errors name the file, line and field.

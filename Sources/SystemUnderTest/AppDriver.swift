@@ -182,7 +182,8 @@ public enum AppDriver {
     case .ctor:
       backend = ControlPortTorBackend(
         control: options.control ?? SocketAddress("127.0.0.1:9051")!,
-        authentication: options.controlAuthentication, scheduler: scheduler, log: log)
+        authentication: options.controlAuthentication, scheduler: scheduler, log: log,
+        clock: controllerClock(options))
       probe = SocketSocksProbe(log: log, timeScale: options.timeScale)
     case .tor:
       // run() has checked that the configuration is there.
@@ -224,6 +225,13 @@ public enum AppDriver {
         "backend": .string(options.backend.rawValue), "torEnforced": .bool(TorManager.torEnforced),
       ])
     return (AppRuntime(configuration: configuration, scheduler: scheduler, log: log), debianTor)
+  }
+
+  /// The control-port backend's clock for its 0.15 s polls, 5 s heartbeats and 15 s guard:
+  /// the mock's ctor personality runs on the scenario's scaled clock, and so must they; a real
+  /// tor runs at --time-scale 1, in real time.
+  static func controllerClock(_ options: Options) -> any HarnessClock {
+    options.timeScale == 1 ? SystemClock() : ScaledClock(factor: options.timeScale)
   }
 
   @AppActor static func perform(_ kind: AppAction.Kind, on runtime: AppRuntime) async {

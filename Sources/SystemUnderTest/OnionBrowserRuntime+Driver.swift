@@ -34,7 +34,7 @@ extension OnionBrowserRuntime {
       backend = ControlPortTorBackend(
         control: options.control ?? SocketAddress("127.0.0.1:9051")!,
         authentication: options.controlAuthentication, scheduler: scheduler, log: log,
-        takeOwnership: true)
+        takeOwnership: true, clock: AppDriver.controllerClock(options))
     }
     let socks = options.socks
     let scale = options.timeScale

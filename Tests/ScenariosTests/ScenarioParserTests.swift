@@ -80,7 +80,7 @@ func scenarioText(expect: String = #"[{"kind": "no-leak"}]"#, app: String? = nil
     ),
     (
       #"{"profile": "iphone", "actions": [{"at": 0, "do": "start"}]}"#,
-      #"app.profile: expected one of "bitchat", "hardened", "naive-port", got "iphone""#
+      #"app.profile: expected one of "bitchat", "hardened", "naive-port", "onion-browser", got "iphone""#
     ),
     (
       #"{"profile": "bitchat", "torPreference": 1, "actions": [{"at": 0, "do": "start"}]}"#,
@@ -129,6 +129,55 @@ func scenarioText(expect: String = #"[{"kind": "no-leak"}]"#, app: String? = nil
       ])
   }
 
+  @Test func onionBrowserScenariosTakeOpenURLAndNeedTheControlPort() throws {
+    let ctor = #"{"personality": "ctor", "bootstrap": "healthy:10"}"#
+    func text(tor: String, app: String) -> String {
+      scenarioText(app: app).replacingOccurrences(
+        of: #""tor": {"personality": "arti", "bootstrap": "never"}"#, with: #""tor": \#(tor)"#)
+    }
+    let good = text(
+      tor: ctor,
+      app: """
+        {"profile": "onion-browser", "actions": [{"at": 0, "do": "start"},
+          {"at": 2, "do": "open-url", "url": "onionbrowser://example.com/"}]}
+        """)
+    let scenario = try ScenarioParser.parse(good, file: "f.json")
+    #expect(scenario.app.profile == .onionBrowser)
+    #expect(
+      scenario.app.actions.map(\.step) == [.start, .openURL(url: "onionbrowser://example.com/")])
+    #expect(
+      ScenarioCommandLines.actionsFile(scenario).split(separator: "\n").map(String.init) == [
+        #"{"at": 0, "action": "start"}"#,
+        #"{"at": 2, "action": "open-url", "url": "onionbrowser://example.com/"}"#,
+        #"{"at": 90, "action": "wait", "seconds": 0}"#,
+      ])
+    let cases: [(String, String, String)] = [
+      (
+        #"{"personality": "arti", "bootstrap": "never"}"#,
+        #"{"profile": "onion-browser", "actions": [{"at": 0, "do": "start"}]}"#,
+        #"f.json: app.profile: onion-browser drives tor through its control port: on the mock lane it needs "personality": "ctor""#
+      ),
+      (
+        ctor,
+        #"{"profile": "onion-browser", "actions": [{"at": 0, "do": "send-message"}]}"#,
+        #"f.json: app.actions[0].do: "send-message" is not modelled for the onion-browser profile (start, open-url, path-change)"#
+      ),
+      (
+        ctor,
+        #"{"profile": "bitchat", "actions": [{"at": 0, "do": "open-url", "url": "onionbrowser://x/"}]}"#,
+        #"f.json: app.actions[0].do: "open-url" needs the onion-browser profile"#
+      ),
+      (
+        ctor,
+        #"{"profile": "onion-browser", "actions": [{"at": 0, "do": "open-url"}]}"#,
+        #"f.json: app.actions[0]: missing "url": expected a non-empty string"#
+      ),
+    ]
+    for (tor, app, message) in cases {
+      #expect(parseError(text(tor: tor, app: app))?.description == message, "\(app)")
+    }
+  }
+
   @Test func everyLibraryScenarioParsesAndTheLibraryCoversTheIssue() throws {
     let loaded = ScenarioLoader.load([scenariosDirectory])
     #expect(loaded.count >= 18)
@@ -151,6 +200,8 @@ func scenarioText(expect: String = #"[{"kind": "no-leak"}]"#, app: String? = nil
       "path-change-and-restart", "tor-crash-mid-session", "dns-poisoning-at-censor",
       "onion-relay-weakness-3", "custom-relay-cap", "directory-refresh-while-not-ready",
       "naive-port-canary", "activation-revoked-while-ready-hardened",
+      "onion-browser-url-held-until-ready", "onion-browser-stall-cycles-disable-network",
+      "real-onion-browser",
     ] {
       #expect(names.contains(required), "\(required)")
     }

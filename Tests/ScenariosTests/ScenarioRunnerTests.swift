@@ -181,7 +181,6 @@ struct LeakAuditLaneTests {
         StreamFault(destination: "a:1", kind: .latency, milliseconds: 200)) == "latency=200")
     #expect(ScenarioCommandLines.host(of: "relay.damus.io:443") == "relay.damus.io")
     #expect(ScenarioCommandLines.host(of: "[fd66::1]:443") == "fd66::1")
-    #expect(ScenarioCommandLines.escape("a\"b\\\n") == #"a\"b\\\n"#)
   }
 
   @Test func theSeededDirectoryCacheIsAValidBitchatCSV() {
