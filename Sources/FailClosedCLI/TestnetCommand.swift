@@ -101,7 +101,11 @@ public struct TestnetCommand: Command {
       print("testnet: nothing to stop")
       return ExitCode.pass
     }
-    for (name, pid) in state.pids { TorProcess(name: name, adoptingPID: pid).stop() }
+    // Side by side: each stop may wait its grace period.
+    DispatchQueue.concurrentPerform(iterations: state.pids.count) { index in
+      let (name, pid) = Array(state.pids)[index]
+      TorProcess(name: name, adoptingPID: pid).stop()
+    }
     try? FileManager.default.removeItem(atPath: state.directory)
     try? FileManager.default.removeItem(atPath: TestnetState.defaultPath)
     print("testnet: stopped \(state.pids.count) tor processes")

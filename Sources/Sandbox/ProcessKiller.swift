@@ -1,3 +1,4 @@
+import FailClosedSupport
 import Foundation
 
 /// Ends a child the harness started: SIGTERM, a short wait, then SIGKILL, and reaps it.

@@ -18,36 +18,14 @@ final class DebianTorProcess: @unchecked Sendable {
     _ arguments: [String], outputPath: String,
     onExit: @escaping @Sendable (Int32) -> Void
   ) throws {
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-    posix_spawn_file_actions_adddup2(&actions, 1, 2)
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var defaults = sigset_t()
-    sigemptyset(&defaults)
-    for signal in [SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT] { sigaddset(&defaults, signal) }
-    var empty = sigset_t()
-    sigemptyset(&empty)
-    posix_spawnattr_setsigdefault(&attributes, &defaults)
-    posix_spawnattr_setsigmask(&attributes, &empty)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-    let argv = arguments.map { strdup($0) } + [nil]
-    defer { for pointer in argv { free(pointer) } }
-    var spawned: pid_t = 0
-    let result = posix_spawn(&spawned, arguments[0], &actions, &attributes, argv, environ)
-    guard result == 0 else { throw SystemError("posix_spawn(\(arguments[0]))", code: result) }
-    let pid = spawned
+    let actions = FileActions()
+    actions.open("/dev/null", to: 0, flags: O_RDONLY)
+    actions.open(outputPath, to: 1, flags: O_WRONLY | O_CREAT | O_APPEND)
+    actions.dup(1, to: 2)
+    let pid = try Spawner.spawn(arguments, actions: actions)
     self.pid = pid
     BlockingIO.detach("failclosed.tor-reaper") { [self] in
-      var raw: Int32 = 0
-      var reaped = waitpid(pid, &raw, 0)
-      while reaped < 0 && errno == EINTR { reaped = waitpid(pid, &raw, 0) }
-      let code: Int32 =
-        reaped < 0 ? -1 : (raw & 0x7f == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f))
+      let code = Spawner.wait(pid)
       onExit(code)
       lock.withLock { status = code }
       ended.signal()

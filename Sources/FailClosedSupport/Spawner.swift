@@ -1,29 +1,30 @@
-import FailClosedSupport
 import Foundation
 
 /// posix_spawn file actions, freed on deinit.
-final class FileActions {
+public final class FileActions {
   var raw = posix_spawn_file_actions_t()
 
-  init() { posix_spawn_file_actions_init(&raw) }
+  public init() { posix_spawn_file_actions_init(&raw) }
 
   deinit { posix_spawn_file_actions_destroy(&raw) }
 
-  func dup(_ fd: Int32, to target: Int32) {
+  public func dup(_ fd: Int32, to target: Int32) {
     posix_spawn_file_actions_adddup2(&raw, fd, target)
   }
 
-  func open(_ path: String, to target: Int32, flags: Int32) {
+  public func open(_ path: String, to target: Int32, flags: Int32) {
     posix_spawn_file_actions_addopen(&raw, target, path, flags, 0o644)
   }
 }
 
-/// posix_spawn and waitpid, wrapped once: Foundation's Process cannot put a child in its own
-/// process group, which teardown needs to kill a whole tree.
-enum Spawner {
+/// posix_spawn and waitpid, wrapped once for every child the harness starts: Foundation's
+/// Process cannot put a child in its own process group, which teardown needs to kill a whole
+/// tree, and a child it starts from a dispatch worker inherits that thread's mask, which blocks
+/// every signal (a tor started so ignores SIGTERM).
+public enum Spawner {
   static let searchPath = ["/usr/sbin", "/sbin", "/usr/bin", "/bin", "/usr/local/bin"]
 
-  static func resolve(_ program: String) -> String {
+  public static func resolve(_ program: String) -> String {
     if program.contains("/") { return program }
     for directory in searchPath {
       let candidate = directory + "/" + program
@@ -32,8 +33,8 @@ enum Spawner {
     return program
   }
 
-  static func spawn(
-    _ arguments: [String], actions: FileActions, newProcessGroup: Bool,
+  public static func spawn(
+    _ arguments: [String], actions: FileActions, newProcessGroup: Bool = false,
     environment: [String]? = nil
   ) throws -> pid_t {
     guard let program = arguments.first else { throw SystemError("posix_spawn", code: EINVAL) }
@@ -69,7 +70,7 @@ enum Spawner {
   }
 
   /// Waits for `pid` and returns its exit status (128 + signal when killed).
-  static func wait(_ pid: pid_t) -> Int32 {
+  public static func wait(_ pid: pid_t) -> Int32 {
     var status: Int32 = 0
     while waitpid(pid, &status, 0) < 0 {
       if errno != EINTR { return -1 }
@@ -78,7 +79,7 @@ enum Spawner {
   }
 
   /// Reaps `pid` if it has exited; nil while it runs.
-  static func poll(_ pid: pid_t) -> Int32? {
+  public static func poll(_ pid: pid_t) -> Int32? {
     var status: Int32 = 0
     let result = waitpid(pid, &status, WNOHANG)
     if result == 0 { return nil }
@@ -86,7 +87,7 @@ enum Spawner {
     return decode(status)
   }
 
-  static func decode(_ status: Int32) -> Int32 {
+  public static func decode(_ status: Int32) -> Int32 {
     let signal = status & 0x7f
     if signal == 0 { return (status >> 8) & 0xff }
     return 128 + signal
