@@ -7,9 +7,10 @@ import SystemUnderTest
 public struct AppCommand: Command {
   public init() {}
   public let name = "app"
-  public let summary = "run the modelled app (bitchat's Tor layer) through timed actions"
+  public let summary =
+    "run the modelled app (bitchat's Tor layer, or Onion Browser's) through timed actions"
   public let usage = """
-    Usage: failclosed app --actions FILE|- [--profile bitchat|hardened|naive-port]
+    Usage: failclosed app --actions FILE|- [--profile bitchat|hardened|naive-port|onion-browser]
                           [--backend arti|mock|ctor|tor|simulated] [--time-scale N]
                           [--state-dir DIR] [--socks HOST:PORT] [--directory-url URL]
                           [--relay URL]... [--torrc-base FILE] [--tor-binary PATH]
