@@ -137,6 +137,14 @@ public struct ScenarioRunner: Sendable {
     } else if appStatus != 0 {
       runError = "the app exited with status \(appStatus!): " + lastLines(appOutput)
     }
+    // The mock ending on its own (no crash planned) is the harness failing, not the app: the
+    // run cannot vouch for anything, and the mock's last words say why.
+    if runError == nil, ScenarioCommandLines.crashTimes(scenario).isEmpty,
+      let mockStatus = ScenarioRunner.exitStatus(mock.pid)
+    {
+      runError =
+        "the mock Tor exited early with status \(mockStatus): " + lastLines(directory + "/mock.log")
+    }
     // Stop the mock, then keep capturing for the grace period: a late leak is still caught.
     kill(-mock.pid, SIGTERM)
     usleep(UInt32(max(0, options.grace) * 1_000_000))

@@ -16,7 +16,9 @@ import Foundation
   public func probeOnce(
     host: String, port: UInt16, timeout: Double, completion: @escaping @AppActor (Bool) -> Void
   ) {
-    let realTimeout = max(timeout / timeScale, 0.05)
+    // A loopback connect succeeds or is refused at once; the floor only keeps a loaded
+    // machine's scheduling delays from passing for an unreachable port.
+    let realTimeout = max(timeout / timeScale, 0.25)
     let log = self.log
     BlockingIO.detach("failclosed.socks-probe") {
       var reachable = false
