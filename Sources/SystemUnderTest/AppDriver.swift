@@ -109,27 +109,32 @@ public enum AppDriver {
     if options.profile == .onionBrowser {
       let (browser, tor) = await OnionBrowserRuntime.make(
         options: options, clock: clock, log: log, store: store, tls: tls)
-      let signals = tor.map { tor in TerminationSignals.install { tor.terminateForExit() } }
-      defer { signals?.cancel() }
-      do {
-        for action in actions {
-          if let at = action.at {
-            let wait = at - (clock.now - origin)
-            if wait > 0 { try await clock.sleep(seconds: wait) }
-          }
-          await browser.perform(action.kind)
-        }
-      } catch {
-        if let tor { try? await BlockingIO.run("app.tor-exit") { tor.terminateForExit() } }
-        throw error
+      try await drive(actions, clock: clock, origin: origin, tor: tor) {
+        await browser.perform($0)
+      } finish: {
+        await browser.shutdown()
       }
-      await browser.shutdown()
-      log.record(.action, ["action": "end"])
-      return
+    } else {
+      let (runtime, tor) = await makeRuntime(
+        options: options, clock: clock, log: log, store: store, tls: tls)
+      try await drive(actions, clock: clock, origin: origin, tor: tor) {
+        await perform($0, on: runtime)
+      } finish: {
+        guard let tor else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+          Task { @AppActor in tor.stop { continuation.resume() } }
+        }
+      }
     }
-    let (runtime, tor) = await makeRuntime(
-      options: options, clock: clock, log: log, store: store, tls: tls)
-    // The app's tor dies with the app: on a signal, on an error, and at the end.
+    log.record(.action, ["action": "end"])
+  }
+
+  /// Performs each action at its time on the app's clock, then `finish`. The app's own tor (if
+  /// it started one) dies with the app: on a signal, on an error, and at the end.
+  static func drive(
+    _ actions: [AppAction], clock: any HarnessClock, origin: Double, tor: DebianTorBackend?,
+    perform: (AppAction.Kind) async -> Void, finish: () async -> Void
+  ) async throws {
     let signals = tor.map { tor in TerminationSignals.install { tor.terminateForExit() } }
     defer { signals?.cancel() }
     do {
@@ -138,18 +143,13 @@ public enum AppDriver {
           let wait = at - (clock.now - origin)
           if wait > 0 { try await clock.sleep(seconds: wait) }
         }
-        await perform(action.kind, on: runtime)
+        await perform(action.kind)
       }
     } catch {
       if let tor { try? await BlockingIO.run("app.tor-exit") { tor.terminateForExit() } }
       throw error
     }
-    if let tor {
-      await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        Task { @AppActor in tor.stop { continuation.resume() } }
-      }
-    }
-    log.record(.action, ["action": "end"])
+    await finish()
   }
 
   @AppActor static func makeRuntime(
