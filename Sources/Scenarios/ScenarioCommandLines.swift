@@ -72,22 +72,7 @@ public enum ScenarioCommandLines {
     if !scenario.app.activationGranted { actions.append(Driver(at: 0, .revokeActivation)) }
     for relay in scenario.app.customRelays { actions.append(Driver(at: 0, .addRelay(relay))) }
     for action in scenario.app.actions {
-      let kind: Driver.Kind
-      switch action.step {
-      case .start: kind = .start
-      case .foreground: kind = .foreground
-      case .background: kind = .background
-      case .revokeActivation: kind = .revokeActivation
-      case .grantActivation: kind = .grantActivation
-      case .pathChange: kind = .pathChange(satisfied: true)
-      case .refreshDirectory: kind = .refreshDirectory
-      case .setPreference(let enabled): kind = .setPreference(enabled)
-      case .addRelay(let url): kind = .addRelay(url)
-      case .sendMessage(let text): kind = .sendMessage(text)
-      case .openURL(let url): kind = .openURL(url)
-      case .torCrash: continue
-      }
-      actions.append(Driver(at: action.at, kind))
+      if let kind = action.step.driverKind { actions.append(Driver(at: action.at, kind)) }
     }
     actions.append(Driver(at: scenario.duration, .wait(0)))
     return actions
