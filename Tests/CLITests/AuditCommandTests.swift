@@ -70,6 +70,67 @@ import Testing
     #expect(report.leaks.first?.destination == "10.99.1.20:53")
   }
 
+  /// Writes `packets` (IP packets, each with whether the device sent it) as a `linkType` file.
+  func file(_ packets: [([UInt8], Bool)], linkType: LinkType) throws -> (URL, String) {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "fc-cli-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let path = directory.appendingPathComponent("capture.pcap").path
+    let writer = try PcapWriter(path: path, linkType: linkType)
+    for (index, (packet, outbound)) in packets.enumerated() {
+      writer.write(
+        timestamp: Int64(index) * 1_000_000,
+        frame: FrameBuilder.frame(linkType, ip: packet, outbound: outbound))
+    }
+    writer.close()
+    return (directory, path)
+  }
+
+  /// Issue 11's evasions as pcap files: a DNS query leaving with the guard forged as its
+  /// source, and an ICMP error quoting the guard's flow sent to another host with data.
+  @Test func evasionsInAFileAreLeaksWithTheirReasons() async throws {
+    let forged = FrameBuilder.udpPacket(
+      from: Self.guardEndpoint, to: Endpoint("10.99.1.20:53")!,
+      payload: FrameBuilder.dnsQuery(name: "forged.example"))
+    let quoted = FrameBuilder.tcpPacket(from: Self.guardEndpoint, to: Self.device, flags: 0x12)
+    let error = FrameBuilder.icmpError(
+      from: Self.device.address, to: IPAddress("10.99.1.20")!, quoting: quoted,
+      extra: [UInt8](repeating: 0x41, count: 200))
+    let syn = FrameBuilder.tcpPacket(from: Self.device, to: Self.guardEndpoint, flags: 0x02)
+    let (directory, path) = try file(
+      [(syn, true), (quoted, false), (forged, true), (error, true)], linkType: .linuxSLL2)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let reportDirectory = directory.appendingPathComponent("report").path
+    #expect(
+      await FailClosedMain.run([
+        "audit", path, "--allow", "10.99.1.10:9001", "--report", reportDirectory,
+      ]) == 5)
+    let data = try Data(contentsOf: URL(fileURLWithPath: reportDirectory + "/audit.json"))
+    let report = try JSONDecoder().decode(AuditReport.self, from: data)
+    #expect(Set(report.leaks.map(\.leakClass)) == [.dns, .icmp])
+    #expect(report.leaks.first { $0.leakClass == .dns }?.reason == "forged-source")
+    #expect(report.leaks.allSatisfy { $0.direction == "outbound" })
+    #expect(report.statistics.allowedPackets == 2)
+  }
+
+  /// An Ethernet file says nothing of direction without the device's MAC or addresses: the
+  /// guard's replies cannot be told from forged packets, so the verdict is inconclusive.
+  @Test func anEthernetFileNeedsTheDevicesMACOrAddressesToPass() async throws {
+    let syn = FrameBuilder.tcpPacket(from: Self.device, to: Self.guardEndpoint, flags: 0x02)
+    let reply = FrameBuilder.tcpPacket(from: Self.guardEndpoint, to: Self.device, flags: 0x12)
+    let (directory, path) = try file([(syn, true), (reply, false)], linkType: .ethernet)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let allow = ["audit", path, "--allow", "10.99.1.10:9001"]
+    #expect(await FailClosedMain.run(allow) == 2)
+    #expect(await FailClosedMain.run(allow + ["--device-mac", "02:00:00:00:00:01"]) == 0)
+    #expect(await FailClosedMain.run(allow + ["--device", "10.99.0.2"]) == 0)
+    #expect(await FailClosedMain.run(allow + ["--device-mac", "02:00:00:00:01"]) == 2)
+    // An empty file proves nothing.
+    let (emptyDirectory, empty) = try file([], linkType: .ethernet)
+    defer { try? FileManager.default.removeItem(at: emptyDirectory) }
+    #expect(await FailClosedMain.run(["audit", empty, "--allow", "10.99.1.10:9001"]) == 2)
+  }
+
   @Test func badInputIsASetupError() async throws {
     #expect(await FailClosedMain.run(["audit"]) == 2)
     #expect(await FailClosedMain.run(["audit", "/nonexistent/capture.pcap"]) == 2)
@@ -84,7 +145,8 @@ import Testing
   @Test func helpNamesEveryOptionAndClass() {
     let help = AuditCommand().helpText
     for word in [
-      "--allow", "--sync-probe", "--report", "--json", "--device", "dns", "multicast", "ipv6",
+      "--allow", "--sync-probe", "--report", "--json", "--device", "--device-mac", "forged",
+      "dns", "multicast", "ipv6",
       "other-protocol", "inconclusive",
     ] {
       #expect(help.contains(word), "help lacks \(word)")
