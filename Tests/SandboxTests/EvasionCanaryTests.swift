@@ -8,7 +8,8 @@ import Testing
 /// Issue 11's evasions made for real: a root program in the device writes raw packets that
 /// try to pass the audit (a forged guard source, an ICMP error quoting the guard's flow sent
 /// elsewhere with data, a source-routed SYN to the guard, ARP with data in its padding, a
-/// probe imitation). Each must be caught from the cooked capture, with its reason; the same
+/// probe imitation, an IPv6 routing header, neighbour discovery with data, MLD and IGMP for
+/// routed groups, fragments that overlap the TCP header). Each must be caught from the cooked capture, with its reason; the same
 /// raw socket sending a well-formed SYN to the guard and a plain ARP request must pass.
 @Suite("Evasion canaries in the device")
 struct EvasionCanaryTests {
@@ -48,6 +49,27 @@ struct EvasionCanaryTests {
         arp(b'secret data in the padding')
         u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         u.sendto(b'failclosed-sync-probe secret', ('10.66.0.1', 9))
+        def frame(ethertype, payload): link.send(b'\\xff' * 6 + mac + ethertype + payload)
+        def ip6(src, dst, nxt, payload, hops=64):
+            return struct.pack('!IHBB', 0x60000000, len(payload), nxt, hops) + \\
+                socket.inet_pton(socket.AF_INET6, src) + socket.inet_pton(socket.AF_INET6, dst) + payload
+        routing = bytes([6, 0, 0, 0, 0, 0, 0, 0])
+        frame(b'\\x86\\xdd', ip6('fd66::2', 'fd66:0:0:2::80', 43, routing + tcp(41002, 443, 0x02)))
+        ns = bytes([135, 0, 0, 0, 0, 0, 0, 0]) + socket.inet_pton(socket.AF_INET6, 'fd66::1')
+        frame(b'\\x86\\xdd', ip6('fe80::2', 'ff02::1:ff00:1', 58, ns + b'hidden data!', 255))
+        hbh = bytes([58, 0, 5, 2, 0, 0, 1, 0])
+        mld = bytes([143, 0, 0, 0, 0, 0, 0, 1, 4, 0, 0, 0]) + socket.inet_pton(socket.AF_INET6, 'ff0e::1:2:3')
+        frame(b'\\x86\\xdd', ip6('fe80::2', 'ff02::16', 0, hbh + mld, 1))
+        igmp = bytes([0x22, 0, 0, 0, 0, 0, 0, 1, 4, 0, 0, 0]) + socket.inet_aton('239.1.2.3')
+        h = ip('10.66.0.2', '224.0.0.22', 2, igmp, bytes([148, 4, 0, 0]))
+        frame(b'\\x08\\x00', h[:8] + bytes([1]) + h[9:])
+        first = tcp(41003, 9001, 0x18) + b'x' * 20
+        def fragment(payload, offset, more):
+            h = ip('10.66.0.2', '10.66.1.10', 6, payload)
+            flags = (0x2000 if more else 0) | (offset // 8)
+            return h[:4] + struct.pack('!HH', 99, flags) + h[8:]
+        frame(b'\\x08\\x00', fragment(first, 0, True))
+        frame(b'\\x08\\x00', fragment(b'y' * 16, 8, False))
     else:
         raw.sendto(ip('10.66.0.2', '10.66.1.10', 6, tcp(41001, 9001, 0x02)), ('10.66.1.10', 0))
         arp(b'')
@@ -69,7 +91,14 @@ struct EvasionCanaryTests {
     #expect(report.verdict == .leak, "\(text)")
     let reasons = Set(report.leaks.compactMap(\.reason))
     #expect(
-      reasons.isSuperset(of: ["forged-source", "ip-options", "malformed-link-control"]), "\(text)")
+      reasons.isSuperset(of: [
+        "forged-source", "ip-options", "malformed-link-control", "link-control-off-link",
+        "ipv6-routing-header", "fragment-overlap",
+      ]), "\(text)")
+    // Neighbour discovery with data, MLD and IGMP for routed groups: each its own leak.
+    #expect(
+      report.leaks.contains { $0.protocol == "icmpv6" && $0.reason == "malformed-link-control" })
+    #expect(report.leaks.filter { $0.reason == "link-control-off-link" }.count >= 2, "\(text)")
     let forged = report.leaks.first { $0.reason == "forged-source" }
     #expect(forged?.leakClass == .dns)
     #expect(forged?.direction == "outbound")
