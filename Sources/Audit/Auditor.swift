@@ -2,8 +2,9 @@
 /// groups in bounded tables: memory does not grow with the capture's length. Not thread-safe:
 /// one auditor belongs to one capture thread (or one file reader).
 public final class Auditor {
-  /// All state lives in one struct, so a packet costs one exclusivity check, not one per field.
-  private var core: AuditorCore
+  /// All state lives in one struct. An auditor belongs to one thread (see above), so the
+  /// per-packet dynamic exclusivity check is left out.
+  @exclusivity(unchecked) private var core: AuditorCore
 
   public init(linkType: LinkType, policy: AuditPolicy) {
     core = AuditorCore(linkType: linkType, policy: policy)

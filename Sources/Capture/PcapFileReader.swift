@@ -66,6 +66,10 @@ public final class PcapFileReader {
     _ body: (_ timestamp: Int64, _ wireLength: Int, _ frame: UnsafeRawBufferPointer) -> Void
   ) throws -> Int {
     guard let handle else { throw CaptureError("\(path): reader is closed") }
+    // Classic pcap: walked in place (no copy, no read per packet); pcapng through libpcap.
+    if isClassicPcap, let mapped = MappedPcapFile(path: path) {
+      return try mapped.forEachPacket(path: path, body)
+    }
     var count = 0
     // Tracked by arithmetic, not ftell: a syscall per packet would dominate the audit.
     var recordOffset = 24
