@@ -77,6 +77,11 @@ public enum ScenarioEventName {
   /// GeoRelayDirectory loaded its list: source=cache|bundle|remote. Other phases are
   /// directory-fetch, directory-skipped, directory-refreshed, directory-rejected, directory-retry.
   public static let directoryLoaded = "directory-loaded"
+  /// The harness killed the mock Tor (a `crash:S` plan, `crashAt`, a `tor-crash` action):
+  /// by=plan|action.
+  public static let torCrashed = "tor-crashed"
+  /// The censor's rules changed (a rule's `from` or `until`): rules=N in force.
+  public static let censorChanged = "censor-changed"
 }
 
 /// The bootstrap state at a moment, as TorManager read it.

@@ -1,0 +1,112 @@
+/// Every event name a scenario pattern may use, with the field keys the event can carry: what
+/// ``ScenarioEvent/init(_:)`` makes of the app driver's lines (SystemUnderTest.AppEvent), plus
+/// the harness's own events (``ScenarioEventName/torCrashed``, ``ScenarioEventName/censorChanged``).
+/// A pattern naming anything else can never match, so the parser rejects it with a "did you
+/// mean" (a misspelt `no-event` would otherwise be trivially met). Scenarios/README.md lists
+/// the same table; a test keeps the two in step.
+public enum ScenarioEventCatalogue {
+  /// Field keys of events normalised from the driver's `request` lines.
+  static let requestFields = ["url", "via", "transport", "phase", "status", "error", "source"]
+  static let relayFields = ["relay", "phase", "kind", "target", "error", "via", "delay"]
+  static let messageFields = ["phase", "id", "kind", "relay", "reason", "sub"]
+  static let directoryFields = [
+    "phase", "source", "count", "delay", "reason", "url", "attempt",
+  ]
+  static let torFields = [
+    "phase", "progress", "tag", "summary", "reason", "count", "command", "detail",
+  ]
+
+  /// Name to field keys, in the order the guide lists them.
+  public static let events: [(name: String, fields: [String])] =
+    [
+      (ScenarioEventName.torWillStart, []),
+      (ScenarioEventName.torDidBecomeReady, []),
+      (ScenarioEventName.torWillRestart, []),
+      (ScenarioEventName.torBootstrapDidStall, []),
+      (ScenarioEventName.torUserPreferenceChanged, ["enabled"]),
+      ("geoRelayDirectoryDidRefresh", []),
+      (ScenarioEventName.readyChanged, ["isReady"]),
+      (ScenarioEventName.proxyMode, ["useTor"]),
+      (ScenarioEventName.socketOpened, ["endpoint", "transport", "target", "purpose"]),
+      (ScenarioEventName.requestSent, requestFields),
+      (ScenarioEventName.requestFailed, Array(Set(requestFields + relayFields)).sorted()),
+      ("request-done", requestFields),
+      ("request-finished", requestFields),
+      ("request-held", requestFields),
+      ("request-confirm", requestFields),
+      ("request-ignored", requestFields),
+      (ScenarioEventName.requestQueued, Array(Set(relayFields + messageFields)).sorted()),
+      (ScenarioEventName.relayAdded, ["relay", "phase", "kind", "target", "url"]),
+      (
+        ScenarioEventName.relayRejected,
+        ["relay", "phase", "kind", "target", "url", "reason", "error"]
+      ),
+      ("relay-connecting", relayFields),
+      ("relay-connected", relayFields),
+      ("relay-disconnected", relayFields),
+      ("relay-backoff", relayFields),
+      ("relay-eose-released", relayFields),
+      ("message-sent", messageFields),
+      ("message-failed", messageFields),
+      ("message-dropped", messageFields),
+      ("message-received", messageFields),
+      ("message-accepted", messageFields),
+      ("message-rejected", messageFields),
+      (ScenarioEventName.directoryLoaded, directoryFields),
+      ("directory-fetch", directoryFields),
+      ("directory-skipped", directoryFields),
+      ("directory-refreshed", directoryFields),
+      ("directory-rejected", directoryFields),
+      ("directory-retry", directoryFields),
+      ("tor-bootstrap", torFields),
+      ("tor-problem", torFields),
+      ("tor-command", torFields),
+      ("tor-reply-timeout", torFields),
+      ("tor-process", torFields),
+      ("action", ["action", "argument"]),
+      ("error", ["message"]),
+      (ScenarioEventName.torCrashed, ["by"]),
+      (ScenarioEventName.censorChanged, ["rules"]),
+    ] + stateEvents.map { ($0, stateFields($0)) }
+
+  /// The driver's `state` lines other than isReady and proxyMode: `component.field`, with
+  /// the new value in `value`.
+  public static let stateEvents = [
+    "tor.isStarting", "tor.socksReady", "tor.allowAutoStart", "tor.bootstrapDidStall",
+    "tor.bootstrapProgress", "tor.bootstrapSummary", "tor.isAppForeground", "tor.lastError",
+    "tor.pathChangeSkipped", "tor.bridges", "tor.start", "session.rebuilt",
+    "activation.activationAllowed", "activation.torDesired", "activation.userTorEnabled",
+    "activation.reachable", "app.profile",
+  ]
+
+  static func stateFields(_ name: String) -> [String] {
+    switch name {
+    case "tor.bridges": return ["value", "count", "detail"]
+    case "app.profile": return ["value", "backend", "torEnforced"]
+    default: return ["value"]
+    }
+  }
+
+  public static let names = events.map(\.name)
+
+  /// The field keys `name` can carry, nil for an unknown name.
+  public static func fields(of name: String) -> [String]? {
+    events.first { $0.name == name }?.fields
+  }
+
+  /// Why `pattern` can never match, or nil when every name and key is known.
+  public static func problem(in pattern: EventPattern) -> String? {
+    guard !pattern.name.isEmpty else { return "an empty event pattern" }
+    guard let fields = fields(of: pattern.name) else {
+      return "unknown event \"\(pattern.name)\""
+        + NameSuggestion.hint(for: pattern.name, in: names)
+        + " (Scenarios/README.md lists every event)"
+    }
+    for field in pattern.fields where !fields.contains(field.key) {
+      let known = fields.isEmpty ? "none" : fields.joined(separator: ", ")
+      return "\"\(pattern.name)\" has no field \"\(field.key)\""
+        + NameSuggestion.hint(for: field.key, in: fields) + " (its fields: \(known))"
+    }
+    return nil
+  }
+}
