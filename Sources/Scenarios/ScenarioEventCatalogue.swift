@@ -7,7 +7,9 @@
 public enum ScenarioEventCatalogue {
   /// Field keys of events normalised from the driver's `request` lines.
   static let requestFields = ["url", "via", "transport", "phase", "status", "error", "source"]
-  static let relayFields = ["relay", "phase", "kind", "target", "error", "via", "delay"]
+  static let relayFields = [
+    "relay", "phase", "kind", "target", "error", "via", "delay", "attempt",
+  ]
   static let messageFields = ["phase", "id", "kind", "relay", "reason", "sub"]
   static let directoryFields = [
     "phase", "source", "count", "delay", "reason", "url", "attempt",
@@ -66,7 +68,7 @@ public enum ScenarioEventCatalogue {
       ("action", ["action", "argument"]),
       ("error", ["message"]),
       (ScenarioEventName.torCrashed, ["by"]),
-      (ScenarioEventName.censorChanged, ["rules"]),
+      (ScenarioEventName.censorChanged, ["rules", "active"]),
     ] + stateEvents.map { ($0, stateFields($0)) }
 
   /// The driver's `state` lines other than isReady and proxyMode: `component.field`, with

@@ -43,8 +43,8 @@ public enum ScenarioParser {
     }
     let doc = try FieldReader(root, file: file, path: "")
     try doc.rejectUnknown(allowing: [
-      "$schema", "lane", "title", "proves", "weakness", "gap", "duration", "longRun", "tor",
-      "network", "app", "expect",
+      "$schema", "lane", "title", "proves", "weakness", "gap", "sameWithoutFaults", "duration",
+      "longRun", "tor", "network", "app", "expect",
     ])
     if let schema = doc.value("$schema"), case .string = schema {
     } else if let schema = doc.value("$schema") {
@@ -57,6 +57,7 @@ public enum ScenarioParser {
     let proves = try doc.string("proves")!
     let weakness = try doc.integer("weakness", in: 1...4, "a weakness number")
     let gap = try doc.string("gap", required: false)
+    let sameWithoutFaults = try doc.string("sameWithoutFaults", required: false)
     let duration = try doc.seconds("duration", required: true, positive: true)!
     if lane == .realTor, duration > realTorMaxDuration {
       throw doc.fail(
@@ -104,10 +105,12 @@ public enum ScenarioParser {
       .map { e throws(ScenarioError) in
         try parseExpectation(e.value, file: file, path: e.path, lane: lane, duration: duration)
       }
-    return Scenario(
+    var scenario = Scenario(
       name: name ?? defaultName(file), path: file, title: title, proves: proves,
       weakness: weakness, gap: gap, duration: duration, tor: tor,
       network: network ?? NetworkPlan(), app: app, expectations: expectations)
+    scenario.sameWithoutFaults = sameWithoutFaults
+    return scenario
   }
 
   /// Real time: a real-lane scenario longer than this would make the audit slow for CI.
