@@ -111,4 +111,14 @@ public enum ScenarioEventCatalogue {
     }
     return nil
   }
+
+  /// The guide's event table (Scenarios/README.md carries it verbatim; a test compares).
+  public static var guideTable: String {
+    var lines = ["| event | fields |", "|---|---|"]
+    for event in events {
+      let fields = event.fields.map { "`\($0)`" }.joined(separator: ", ")
+      lines.append("| `\(event.name)` | \(fields.isEmpty ? "none" : fields) |")
+    }
+    return lines.joined(separator: "\n")
+  }
 }

@@ -230,3 +230,23 @@ private func error(_ text: String) -> String? {
     #expect(NameSuggestion.editDistance("tor-guadrs", "tor-guards") == 1)
   }
 }
+
+/// The guide documents every event and field a pattern may use: its table is the catalogue's.
+@Suite struct EventCatalogueGuideTests {
+  @Test func theGuidesEventTableIsTheCatalogue() throws {
+    let guide = try String(contentsOfFile: scenariosDirectory + "/README.md", encoding: .utf8)
+    #expect(
+      guide.contains(ScenarioEventCatalogue.guideTable),
+      "Scenarios/README.md must carry this table:\n\(ScenarioEventCatalogue.guideTable)")
+  }
+
+  @Test func everyTargetIsInTheGuide() throws {
+    let guide = try String(contentsOfFile: scenariosDirectory + "/README.md", encoding: .utf8)
+    for target in CensorPlanRule.symbolicTargets {
+      #expect(guide.contains("| `\(target)` |"), "\(target)")
+    }
+    for host in ScenarioParser.knownHosts(AppPlan(profile: .bitchat, actions: [])) {
+      #expect(guide.contains("`\(host)`"), "\(host)")
+    }
+  }
+}
