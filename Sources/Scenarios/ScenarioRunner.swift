@@ -21,15 +21,20 @@ public struct ScenarioRunner: Sendable {
     /// Where each scenario's files go (capture.pcap, app.jsonl, mock.jsonl); a temporary
     /// directory, removed afterwards, when nil.
     public var workDirectory: String?
+    /// Called with each event as it happens (the app's, and the harness's crashes and censor
+    /// changes), on the runner's thread: `replay` streams them, so an interrupted run still
+    /// shows what happened up to then.
+    public var onEvent: (@Sendable (ScenarioEvent) -> Void)?
 
     public init(
       executable: String, timeScale: Double = 25, grace: Double = 1,
-      workDirectory: String? = nil
+      workDirectory: String? = nil, onEvent: (@Sendable (ScenarioEvent) -> Void)? = nil
     ) {
       self.executable = executable
       self.timeScale = timeScale
       self.grace = grace
       self.workDirectory = workDirectory
+      self.onEvent = onEvent
     }
   }
 
@@ -120,6 +125,8 @@ public struct ScenarioRunner: Sendable {
       )
     }
     changes.sort { $0.time < $1.time }
+    var harnessEvents = ScenarioRunner.withHarnessEvents([], scenario, plan: plan)
+    let stream = options.onEvent.map { EventStream(path: appOutput, onEvent: $0) }
     // The app ends itself after the scenario's duration; allow generous slack in real time.
     let deadline = runStart + scenario.duration / options.timeScale + 20
     var appStatus: Int32?
@@ -128,6 +135,12 @@ public struct ScenarioRunner: Sendable {
       while let next = changes.first, next.time <= virtualNow {
         changes.removeFirst()
         try next.apply()
+      }
+      if let stream {
+        stream.poll()
+        while let next = harnessEvents.first, next.time <= virtualNow {
+          stream.onEvent(harnessEvents.removeFirst())
+        }
       }
       appStatus = ScenarioRunner.exitStatus(app.pid)
       if appStatus == nil { usleep(10_000) }
@@ -154,6 +167,7 @@ public struct ScenarioRunner: Sendable {
     let report = capture.stop()
     captureStopped = true
 
+    stream?.poll()
     let (events, parseErrors) = ScenarioRunner.readEvents(appOutput)
     if runError == nil, !parseErrors.isEmpty {
       runError =
@@ -198,7 +212,8 @@ public struct ScenarioRunner: Sendable {
           time: time, name: ScenarioEventName.censorChanged,
           fields: [
             "rules": String(rules.count),
-            "active": rules.map { "\($0.action.rawValue) \($0.target)" }.joined(separator: ", "),
+            "active": rules.isEmpty
+              ? "none" : rules.map { "\($0.action.rawValue) \($0.target)" }.joined(separator: ", "),
           ]))
     }
     // Stable: at equal times the app's events come first.

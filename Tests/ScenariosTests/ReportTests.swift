@@ -195,6 +195,13 @@ import Testing
       ])
     #expect(
       FileManager.default.contents(atPath: dir + "/out/pcaps/activation-revoked.pcap")?.count == 4)
+    // The reports name the copy, relative to the report directory (the run's own capture is
+    // removed with its working directory); a passing scenario's capture is named nowhere.
+    let json = try String(contentsOfFile: dir + "/out/report.json", encoding: .utf8)
+    #expect(json.contains(#""pcap": "pcaps/activation-revoked.pcap""#))
+    #expect(!json.contains(pcap))
+    let html = try String(contentsOfFile: dir + "/out/index.html", encoding: .utf8)
+    #expect(html.contains(#"href="pcaps/activation-revoked.pcap""#))
   }
 }
 
