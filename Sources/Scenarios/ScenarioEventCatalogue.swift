@@ -81,13 +81,8 @@ public enum ScenarioEventCatalogue {
     "activation.reachable", "app.profile",
   ]
 
-  static func stateFields(_ name: String) -> [String] {
-    switch name {
-    case "tor.bridges": return ["value", "count", "detail"]
-    case "app.profile": return ["value", "backend", "torEnforced"]
-    default: return ["value"]
-    }
-  }
+  /// A state line keeps only its new value (``ScenarioEvent/init(_:)``).
+  static func stateFields(_ name: String) -> [String] { ["value"] }
 
   public static let names = events.map(\.name)
 

@@ -128,3 +128,20 @@ struct CheckMutateTests {
           + "depend on its faults"), "\(output)")
   }
 }
+
+/// README's scenario counts are the library's.
+@Suite struct ReadmeCountTests {
+  @Test func theReadmeCountsEachLanesScenarios() throws {
+    let readme = try String(contentsOfFile: repositoryRoot + "/README.md", encoding: .utf8)
+    var mock = 0
+    var real = 0
+    for file in try ScenarioLoader.scenarioFiles(in: scenariosDirectory) {
+      switch try ScenarioLoader.loadFile(file).get().lane {
+      case .mock: mock += 1
+      case .realTor: real += 1
+      }
+    }
+    #expect(readme.contains("The mock lane (\(mock) scenarios)"), "the library has \(mock)")
+    #expect(readme.contains("The real-Tor lane (\(real) scenarios"), "the library has \(real)")
+  }
+}
