@@ -145,3 +145,36 @@ struct CheckMutateTests {
     #expect(readme.contains("The real-Tor lane (\(real) scenarios"), "the library has \(real)")
   }
 }
+
+/// `replay` prints what the reports say (issue 20): sentences, not Swift type dumps; exposure
+/// by the user's choice called exposure, never LEAK under a PASS; the reports and the capture
+/// written, named relative to the report.
+@Suite(.serialized, .enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+struct ReplayOutputTests {
+  @Test func replayOfTheUsersChoiceSaysExposureInTheReportsWords() throws {
+    let directory = try makeTemporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let (status, output) = try runTool(
+      failclosedBinary,
+      [
+        "replay", scenariosDirectory + "/preference-off-users-choice.json", "--report",
+        directory + "/out",
+      ])
+    #expect(status == 0, "\(output)")
+    #expect(output.contains("events (virtual seconds, as they happen):"))
+    #expect(output.contains("exposure by the user's choice (Tor was off: reported, not a leak):"))
+    #expect(output.contains("leaks: none"))
+    #expect(!output.contains("LEAK"), "\(output)")
+    for dump in ["Optional(", "ScenarioExpectation", "Transport.", "requestSent("] {
+      #expect(!output.contains(dump), "a Swift dump in replay's output: \(dump)")
+    }
+    #expect(output.contains("  met          no leak: "))
+    #expect(output.contains("\nverdict: PASS"))
+    let json = try String(contentsOfFile: directory + "/out/report.json", encoding: .utf8)
+    #expect(json.contains(#""pcap": "pcaps/preference-off-users-choice.pcap""#))
+    #expect(
+      FileManager.default.fileExists(
+        atPath: directory + "/out/pcaps/preference-off-users-choice.pcap"))
+    #expect(!FileManager.default.fileExists(atPath: directory + "/out/work"))
+  }
+}
