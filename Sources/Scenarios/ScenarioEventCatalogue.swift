@@ -91,9 +91,35 @@ public enum ScenarioEventCatalogue {
     events.first { $0.name == name }?.fields
   }
 
-  /// Why `pattern` can never match, or nil when every name and key is known.
-  public static func problem(in pattern: EventPattern) -> String? {
+  /// The events the onion-browser profile emits: its URL schemes' requests, tor through the
+  /// control port, its own state; none of bitchat's notifications, relays or messages.
+  public static let onionBrowserEvents = [
+    "action", "error", "app.profile", "ready-changed", "tor.start", "request-sent",
+    "request-done", "request-failed", "request-held", "request-confirm", "request-ignored",
+    "socket-opened", "tor-bootstrap", "tor-problem", "tor-command", "tor-reply-timeout",
+    "tor-process", ScenarioEventName.torCrashed, ScenarioEventName.censorChanged,
+  ]
+  /// Onion Browser's alone: the bitchat-model profiles never emit these.
+  static let onionBrowserOnly = ["request-held", "request-confirm", "request-ignored"]
+
+  /// The event names `profile` can emit.
+  public static func names(for profile: AppPlan.Profile) -> [String] {
+    profile == .onionBrowser
+      ? onionBrowserEvents : names.filter { !onionBrowserOnly.contains($0) }
+  }
+
+  /// Why `pattern` can never match for `profile` (any profile when nil), or nil when every
+  /// name and key is known.
+  public static func problem(in pattern: EventPattern, profile: AppPlan.Profile? = nil)
+    -> String?
+  {
     guard !pattern.name.isEmpty else { return "an empty event pattern" }
+    if let profile, fields(of: pattern.name) != nil,
+      !names(for: profile).contains(pattern.name)
+    {
+      return "the \(profile.rawValue) profile never emits \"\(pattern.name)\" (its events: "
+        + names(for: profile).joined(separator: ", ") + ")"
+    }
     guard let fields = fields(of: pattern.name) else {
       return "unknown event \"\(pattern.name)\""
         + NameSuggestion.hint(for: pattern.name, in: names)

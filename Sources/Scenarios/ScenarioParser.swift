@@ -103,7 +103,8 @@ public enum ScenarioParser {
     }
     let expectations = try doc.array("expect", required: true, minCount: 1, "expectations")!
       .map { e throws(ScenarioError) in
-        try parseExpectation(e.value, file: file, path: e.path, lane: lane, duration: duration)
+        try parseExpectation(
+          e.value, file: file, path: e.path, lane: lane, duration: duration, profile: app.profile)
       }
     var scenario = Scenario(
       name: name ?? defaultName(file), path: file, title: title, proves: proves,
@@ -426,7 +427,7 @@ public enum ScenarioParser {
 
   static func parseExpectation(
     _ value: JSONValue, file: String, path: String, lane: Lane = .mock,
-    duration: Double = .infinity
+    duration: Double = .infinity, profile: AppPlan.Profile? = nil
   ) throws(ScenarioError) -> ScenarioExpectation {
     let r = try FieldReader(value, file: file, path: path)
     // A time past the end of the run is trivially met (or missed): an error, not a no-op.
@@ -439,7 +440,7 @@ public enum ScenarioParser {
     }
     func pattern(_ key: String) throws(ScenarioError) -> String {
       let text = try r.string(key)!
-      if let problem = ScenarioEventCatalogue.problem(in: EventPattern(text)) {
+      if let problem = ScenarioEventCatalogue.problem(in: EventPattern(text), profile: profile) {
         throw r.fail(key, problem)
       }
       return text
@@ -534,7 +535,7 @@ public enum ScenarioParser {
             file: file, path: e.path,
             message: "expected an event name, got \(e.value.shortDescription)")
         }
-        if let problem = ScenarioEventCatalogue.problem(in: EventPattern(s)) {
+        if let problem = ScenarioEventCatalogue.problem(in: EventPattern(s), profile: profile) {
           throw ScenarioError(file: file, path: e.path, message: problem)
         }
         events.append(s)

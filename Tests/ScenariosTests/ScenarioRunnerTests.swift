@@ -117,6 +117,11 @@ struct ScenarioRunnerTests {
         else { continue }
         let known = ScenarioEventCatalogue.fields(of: eventName)
         #expect(known != nil, "\(name): event \(eventName) is not in ScenarioEventCatalogue")
+        if let profile = try? libraryScenario(name).app.profile {
+          #expect(
+            ScenarioEventCatalogue.names(for: profile).contains(eventName),
+            "\(name): \(profile.rawValue) emitted \(eventName), not in its catalogue")
+        }
         for field in fields where known?.contains(field.key) == false {
           #expect(Bool(false), "\(name): \(eventName) field \(field.key) is not in the catalogue")
         }

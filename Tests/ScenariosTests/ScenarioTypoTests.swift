@@ -221,6 +221,22 @@ private func error(_ text: String) -> String? {
     #expect(error(typoScenario(bootstrap: plan, network: network)) == nil)
   }
 
+  @Test func anEventTheProfileNeverEmitsIsAnError() {
+    let onion = """
+      {"title": "t", "proves": "p", "duration": 20,
+       "tor": {"personality": "ctor", "bootstrap": "healthy:5"},
+       "app": {"profile": "onion-browser", "actions": [{"at": 0, "do": "start"}]},
+       "expect": [{"kind": "event", "event": "TorDidBecomeReady", "by": 10}]}
+      """
+    #expect(
+      error(onion)?.contains(
+        #"expect[0].event: the onion-browser profile never emits "TorDidBecomeReady""#) == true)
+    let bitchat = typoScenario(expect: #"[{"kind": "no-event", "event": "request-held"}]"#)
+    #expect(
+      error(bitchat)?.contains(#"the bitchat profile never emits "request-held""#) == true,
+      "\(error(bitchat) ?? "no error")")
+  }
+
   @Test func theEventCatalogueSuggestsOnlyCloseNames() {
     #expect(
       NameSuggestion.closest(to: "socket-opend", in: ScenarioEventCatalogue.names)
