@@ -259,3 +259,24 @@ import Testing
     }
   }
 }
+
+/// A Tor crash and the censor's changes are in the reports' text, not only in report.json.
+@Suite struct HarnessEventReportTests {
+  @Test func aCrashAndACensorChangeAreInJUnitAndTheSummary() {
+    let outcome = makeOutcome(
+      events: [
+        ev(0, "TorWillStart"), ev(10, "censor-changed", ["rules": "0", "active": "none"]),
+        ev(30, "tor-crashed", ["by": "crashAt"]),
+      ],
+      leaks: [leak(.dns, at: 31)])
+    let report = RunReport(
+      startedAt: "2026-12-01T00:00:00Z", versions: [:], timeScale: 25,
+      results: [ScenarioResult(scenario: makeScenario([.noLeak], name: "crash"), outcome: outcome)])
+    #expect(outcome.harnessLines == ["10 s: censor now: none", "30 s: Tor crashed (crashAt)"])
+    let junit = JUnitReport.render(report)
+    #expect(
+      junit.contains("faults applied:\n  10 s: censor now: none\n  30 s: Tor crashed (crashAt)"))
+    let summary = MarkdownSummary.render(report)
+    #expect(summary.contains("- fault applied: 30 s: Tor crashed (crashAt)"))
+  }
+}
