@@ -266,3 +266,36 @@ private func error(_ text: String) -> String? {
     }
   }
 }
+
+/// Every name in every library file, misspelt one at a time, makes the file an error: censor
+/// targets, poisoned names, notification names, event names and their field keys. (Values of
+/// pattern fields are free text and stay unchecked.)
+@Suite struct LibraryTypoTests {
+  @Test func everyNameInTheLibraryIsCheckedWhenMisspelt() throws {
+    let regex = try Regex(#""(to|name|event)": "([^"]+)""#)
+    var tried = 0
+    for file in try ScenarioLoader.scenarioFiles(in: scenariosDirectory) {
+      let text = try String(contentsOfFile: file, encoding: .utf8)
+      for match in text.matches(of: regex) {
+        guard let valueRange = match.output[2].range else { continue }
+        var typos = ["x" + text[valueRange]]
+        // A pattern's field key too: "tor-problem reason=no-progress" -> "reasonx=".
+        if let eq = text[valueRange].firstIndex(of: "="),
+          let space = text[valueRange].firstIndex(of: " "),
+          space < eq
+        {
+          typos.append(String(text[valueRange][..<eq]) + "x" + String(text[valueRange][eq...]))
+        }
+        for typo in typos {
+          var broken = text
+          broken.replaceSubrange(valueRange, with: typo)
+          tried += 1
+          #expect(throws: ScenarioError.self, "\(file): \"\(typo)\" was accepted") {
+            _ = try ScenarioParser.parse(broken, file: file)
+          }
+        }
+      }
+    }
+    #expect(tried >= 50, "only \(tried) names tried")
+  }
+}
