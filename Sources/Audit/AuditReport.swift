@@ -24,6 +24,7 @@ public struct InconclusiveReason: Sendable, Codable, Hashable, CustomStringConve
     case positiveControlMissing = "positive-control-missing"
     case unreadableFile = "unreadable-file"
     case noPackets = "no-packets"
+    case directionUnknown = "direction-unknown"
     case captureError = "capture-error"
   }
 
@@ -47,6 +48,13 @@ public struct LeakRecord: Sendable, Codable, Hashable {
   public var sources: [String]
   /// DNS question names, TLS SNI and HTTP Host values seen in these packets.
   public var names: [String]
+  /// Why these packets are a leak (``LeakReason``), which way they went, what the first one
+  /// showed beyond its addresses (a forged source, the flow an ICMP error quotes, IP
+  /// options), and the first bytes it carried (hex).
+  public var reason: String?
+  public var direction: String?
+  public var evidence: String?
+  public var sample: String?
   /// Seconds since the Unix epoch, and since the capture's first packet.
   public var firstTime: Double
   public var firstOffset: Double
@@ -58,8 +66,8 @@ public struct LeakRecord: Sendable, Codable, Hashable {
 
   enum CodingKeys: String, CodingKey {
     case leakClass = "class"
-    case `protocol`, destination, sources, names, firstTime, firstOffset, lastTime, packets, bytes
-    case replyPackets
+    case `protocol`, destination, sources, names, reason, direction, evidence, sample, firstTime
+    case firstOffset, lastTime, packets, bytes, replyPackets
   }
 }
 
@@ -73,7 +81,7 @@ public struct FlowRecord: Sendable, Codable, Hashable {
   public var lastTime: Double
   public var packets: Int
   public var bytes: Int
-  /// allowed, control, link-control:KIND, inbound, leak:CLASS, leak-reply:CLASS.
+  /// allowed, control, link-control:KIND, inbound, undecided, leak:CLASS, leak-reply:CLASS.
   public var disposition: String
   public var names: [String]
 }
@@ -110,6 +118,8 @@ public struct AuditStatistics: Sendable, Codable, Hashable {
   public var controlPackets = 0
   public var linkControlPackets = 0
   public var inboundPackets = 0
+  /// Packets from an allowed endpoint whose direction nothing in the capture gave.
+  public var undecidedPackets = 0
   public var leakPackets = 0
   public var leakReplyPackets = 0
   /// Frames whose headers could not be decoded (counted as other-protocol leaks).

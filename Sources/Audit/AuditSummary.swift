@@ -19,7 +19,8 @@ public enum AuditSummary {
       "  packets: \(stats.packets) (\(stats.bytes) bytes): \(stats.allowedPackets) allowed, "
         + "\(stats.controlPackets) control, \(stats.linkControlPackets) link control, "
         + "\(stats.leakPackets) leak, \(stats.leakReplyPackets) leak replies, "
-        + "\(stats.inboundPackets) inbound")
+        + "\(stats.inboundPackets) inbound"
+        + (stats.undecidedPackets > 0 ? ", \(stats.undecidedPackets) undecided" : ""))
     if let capture = report.capture {
       lines.append(
         "  pcap_stats: received \(capture.received), dropped \(capture.dropped), "
@@ -39,7 +40,15 @@ public enum AuditSummary {
         + " first +\(String(format: "%.3f", leak.firstOffset))s"
         + " (\(isoTime(leak.firstTime))), \(leak.packets) packet(s), \(leak.bytes) bytes"
       if !leak.names.isEmpty { line += ", names: " + leak.names.joined(separator: ", ") }
+      if let reason = leak.reason, reason != LeakReason.destinationNotAllowed.rawValue {
+        line += ", \(reason)"
+      }
+      if let direction = leak.direction { line += " [\(direction)]" }
       lines.append(line)
+      if let evidence = leak.evidence { lines.append("    evidence: \(evidence)") }
+      if leak.reason != LeakReason.destinationNotAllowed.rawValue, let sample = leak.sample {
+        lines.append("    first bytes: \(sample)")
+      }
     }
     let control = report.linkControl
     if control.total > 0 {

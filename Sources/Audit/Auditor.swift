@@ -20,6 +20,12 @@ public final class Auditor {
     core.notedReasons.append(reason)
   }
 
+  /// Decodes a frame the way this auditor does (with the policy's device MACs, so Ethernet
+  /// frames get their direction).
+  public func decode(_ frame: UnsafeRawBufferPointer) -> DecodedPacket {
+    core.decoder.decode(frame)
+  }
+
   /// Judges one packet. `timestamp` is nanoseconds since the Unix epoch; `wireLength` the
   /// packet's original length; `frame` its captured bytes (valid only during the call).
   @discardableResult
@@ -63,15 +69,23 @@ struct AuditorCore {
   /// The most recent flow, checked before the table: bulk traffic comes in runs.
   private var lastFlowKey: FlowKey?
   private var lastFlowIndex = 0
+  /// Positive-control packets seen leaving (their errors are not counted).
+  private var probePackets = 0
 
   private struct LeakKey: Hashable {
     var leakClass: LeakClass
     var proto: UInt8
     var destination: Endpoint
+    var reason: LeakReason
   }
 
   private struct LeakState {
     var key: LeakKey
+    var direction: PacketDirection
+    /// What the first packet showed beyond its addresses: the quoted flow, the anomaly.
+    var evidence: String?
+    /// The first packet's transport payload, hex, at most 64 bytes: what it carried.
+    var sample: String
     var sources: [Endpoint]
     var names: [String]
     var first: Int64
@@ -84,7 +98,8 @@ struct AuditorCore {
   init(linkType: LinkType, policy: AuditPolicy) {
     self.linkType = linkType
     self.policy = policy
-    self.decoder = PacketDecoder(linkType: linkType)
+    self.decoder = PacketDecoder(
+      linkType: linkType, deviceLinkAddresses: policy.deviceLinkAddresses)
     self.flows = FlowTable(capacity: policy.maximumFlows)
     statistics.linkType = linkType.name
   }
@@ -98,6 +113,7 @@ struct AuditorCore {
     statistics.packets += 1
     statistics.bytes += wireLength
     if packet.isFragment { fragments.resolve(&packet) }
+    packet.direction = policy.direction(of: packet)
     if packet.network == .undecodable { statistics.undecodablePackets += 1 }
     let payload = UnsafeRawBufferPointer(
       rebasing: frame[packet.payloadOffset..<(packet.payloadOffset + packet.payloadLength)])
@@ -105,6 +121,7 @@ struct AuditorCore {
     let isIP = packet.network == .ipv4 || packet.network == .ipv6
     var flowIndex: Int?
     var disposition: PacketDisposition
+    var reason = LeakReason.destinationNotAllowed
     if isIP {
       let key = FlowKey(
         proto: packet.ipProtocol, source: packet.source, destination: packet.destination,
@@ -117,30 +134,39 @@ struct AuditorCore {
         lastFlowKey = key
         lastFlowIndex = index
       }
-      // Allowance is a property of the endpoints, so an allowed TCP or UDP flow stays allowed:
-      // its later packets skip the policy (the hot path of bulk Tor traffic).
+      // Allowance is a property of the endpoints and the direction, so an allowed TCP or UDP
+      // flow stays allowed: its later packets skip the policy (the hot path of bulk Tor
+      // traffic), unless they go the other way or carry an anomaly (IP options, a routing
+      // header, overlapping fragments).
       let ported = packet.hasPorts && (key.proto == IPProtocolNumber.tcp || key.proto == 17)
-      if ported, let index = flowIndex, flows.flows[index].disposition == .allowed {
+      if ported, let index = flowIndex, flows.flows[index].disposition == .allowed,
+        flows.flows[index].direction == packet.direction, packet.anomalies.isEmpty
+      {
         disposition = .allowed
       } else {
-        disposition = policy.judge(packet, payload: payload)
+        let judgement = policy.judge(packet, frame: frame, payload: payload)
+        disposition = judgement.disposition
+        reason = judgement.reason
+        // What arrives on a leaking flow's reverse is that leak's reply; what leaves stays a
+        // leak. With no direction known, a leak answering a leak counts as its reply.
+        if packet.direction != .outbound, let reverse = flows.find(key.reversed),
+          case .leak(let leakClass) = flows.flows[reverse].disposition
+        {
+          switch disposition {
+          case .inbound, .leak, .undecided: disposition = .leakReply(leakClass)
+          default: break
+          }
+        }
         if let index = flowIndex {
-          // The flow remembers its worst judgement; packets the reverse of a leak stay replies.
+          // The flow remembers its worst judgement.
           let existing = flows.flows[index].disposition
-          if case .leakReply(let leakClass) = existing, case .leak = disposition {
-            disposition = .leakReply(leakClass)
-          } else if case .leak = disposition, existing != disposition {
+          if case .leak = disposition, existing != disposition {
             flows.update(index) { $0.disposition = disposition }
           }
         } else {
-          if case .leak(let leakClass) = disposition, let reverse = flows.find(key.reversed),
-            case .leak = flows.flows[reverse].disposition
-          {
-            disposition = .leakReply(leakClass)
-          }
           let state = FlowState(
             key: key, ipv6: packet.network == .ipv6, first: timestamp, last: timestamp,
-            packets: 0, bytes: 0, disposition: disposition)
+            packets: 0, bytes: 0, disposition: disposition, direction: packet.direction)
           if let index = flows.insert(state) {
             flowIndex = index
             lastFlowKey = key
@@ -151,7 +177,16 @@ struct AuditorCore {
         }
       }
     } else {
-      disposition = policy.judge(packet, payload: payload)
+      let judgement = policy.judge(packet, frame: frame, payload: payload)
+      disposition = judgement.disposition
+      reason = judgement.reason
+    }
+    if disposition == .control && packet.ipProtocol == IPProtocolNumber.udp {
+      probePackets += 1
+      if probePackets > SyncProbe.maximumPackets {
+        disposition = .leak(.udp)
+        reason = .probeImitation
+      }
     }
     if let flowIndex {
       flows.update(flowIndex) {
@@ -169,6 +204,8 @@ struct AuditorCore {
       statistics.controlPackets += 1
     case .inbound:
       statistics.inboundPackets += 1
+    case .undecided:
+      statistics.undecidedPackets += 1
     case .linkControl(let kind):
       statistics.linkControlPackets += 1
       switch kind {
@@ -180,7 +217,7 @@ struct AuditorCore {
     case .leak(let leakClass):
       statistics.leakPackets += 1
       names = extractNames(packet, payload)
-      recordLeak(leakClass, packet, timestamp, wireLength, names)
+      recordLeak(leakClass, reason, packet, payload, timestamp, wireLength, names)
     case .leakReply(let leakClass):
       statistics.leakReplyPackets += 1
       names = extractNames(packet, payload)
@@ -223,12 +260,14 @@ struct AuditorCore {
   }
 
   private mutating func recordLeak(
-    _ leakClass: LeakClass, _ packet: DecodedPacket, _ timestamp: Int64, _ length: Int,
-    _ names: [String]
+    _ leakClass: LeakClass, _ reason: LeakReason, _ packet: DecodedPacket,
+    _ payload: UnsafeRawBufferPointer, _ timestamp: Int64, _ length: Int, _ names: [String]
   ) {
+    let isIP = packet.network == .ipv4 || packet.network == .ipv6
     let key = LeakKey(
-      leakClass: leakClass, proto: packet.network == .undecodable ? 255 : packet.ipProtocol,
-      destination: leakDestination(packet))
+      leakClass: leakClass, proto: isIP ? packet.ipProtocol : 255,
+      destination: isIP ? leakDestination(packet) : Endpoint(address: .zero, port: 0),
+      reason: reason)
     let source = Endpoint(address: packet.source, port: packet.hasPorts ? packet.sourcePort : 0)
     if let index = leakIndex[key] {
       leaks[index].last = timestamp
@@ -249,17 +288,66 @@ struct AuditorCore {
     leakIndex[key] = leaks.count
     leaks.append(
       LeakState(
-        key: key, sources: [source], names: names, first: timestamp, last: timestamp, packets: 1,
-        bytes: length, replies: 0))
+        key: key, direction: packet.direction, evidence: Self.evidence(reason, packet),
+        sample: Self.hex(payload.prefix(64)), sources: [source], names: names, first: timestamp,
+        last: timestamp, packets: 1, bytes: length, replies: 0))
+  }
+
+  /// A sentence on what the first packet of a leak showed beyond its addresses.
+  private static func evidence(_ reason: LeakReason, _ packet: DecodedPacket) -> String? {
+    var parts: [String] = []
+    if packet.hasQuotedPacket {
+      parts.append(
+        "quotes \(IPProtocolNumber.name(packet.quotedProtocol)) \(packet.quotedSource) -> "
+          + "\(packet.quotedDestination) (\(packet.quotedBytes) bytes quoted, the quoted packet "
+          + "claims \(packet.quotedClaimedLength)); the error is \(packet.ipTotalLength) bytes")
+    }
+    switch reason {
+    case .forgedSource:
+      parts.append("left the device with the allowed endpoint \(packet.sourceEndpoint) as source")
+    case .fragmentOverlap:
+      parts.append("fragment at byte offset \(packet.fragmentOffset) (id \(packet.fragmentID))")
+    case .ipOptions:
+      var kinds: [String] = []
+      if packet.anomalies.contains(.sourceRoute) { kinds.append("source route") }
+      if packet.anomalies.contains(.recordRoute) { kinds.append("record route/timestamp") }
+      if packet.anomalies.contains(.otherIPOption) { kinds.append("other option") }
+      if packet.anomalies.contains(.malformedIPOptions) { kinds.append("malformed options") }
+      parts.append("IPv4 options: " + kinds.joined(separator: ", "))
+    case .routingHeader:
+      parts.append("IPv6 routing header: \(packet.destination) is only a waypoint")
+    default:
+      break
+    }
+    return parts.isEmpty ? nil : parts.joined(separator: "; ")
+  }
+
+  private static func hex(_ bytes: Slice<UnsafeRawBufferPointer>) -> String {
+    let digits = Array("0123456789abcdef".utf8)
+    var text: [UInt8] = []
+    text.reserveCapacity(bytes.count * 2)
+    for byte in bytes {
+      text.append(digits[Int(byte >> 4)])
+      text.append(digits[Int(byte & 0x0F)])
+    }
+    return String(decoding: text, as: UTF8.self)
   }
 
   private mutating func recordLeakReply(
     _ leakClass: LeakClass, _ packet: DecodedPacket, _ names: [String]
   ) {
-    let key = LeakKey(
-      leakClass: leakClass, proto: packet.ipProtocol,
-      destination: Endpoint(address: packet.source, port: packet.hasPorts ? packet.sourcePort : 0))
-    guard let index = leakIndex[key] else { return }
+    let destination = Endpoint(
+      address: packet.source, port: packet.hasPorts ? packet.sourcePort : 0)
+    guard
+      let index = leakIndex[
+        LeakKey(
+          leakClass: leakClass, proto: packet.ipProtocol, destination: destination,
+          reason: .destinationNotAllowed)]
+        ?? leaks.firstIndex(where: {
+          $0.key.leakClass == leakClass && $0.key.proto == packet.ipProtocol
+            && $0.key.destination == destination
+        })
+    else { return }
     leaks[index].replies += 1
     for name in names where !leaks[index].names.contains(name) && leaks[index].names.count < 32 {
       leaks[index].names.append(name)
@@ -274,6 +362,19 @@ struct AuditorCore {
           .drops,
           "the capture dropped \(capture.dropped) packets (\(capture.interfaceDropped) at the "
             + "interface) of \(capture.received) received"))
+    }
+    if statistics.undecidedPackets > 0 {
+      reasons.append(
+        InconclusiveReason(
+          .directionUnknown,
+          "\(statistics.undecidedPackets) packets came from an allowed endpoint, and the capture "
+            + "does not say whether they arrived or left with a forged source: give the "
+            + "device's addresses (--device) or MAC (--device-mac), or capture with Linux "
+            + "cooked headers (SLL/SLL2), which carry the direction"))
+    }
+    if policy.syncProbe == nil && statistics.packets == 0 {
+      reasons.append(
+        InconclusiveReason(.noPackets, "the capture holds no packets: nothing seen proves nothing"))
     }
     if let probe = policy.syncProbe, statistics.controlPackets == 0 {
       if statistics.packets == 0 {
@@ -304,10 +405,14 @@ struct AuditorCore {
           : (leak.key.proto == IPProtocolNumber.tcp || leak.key.proto == IPProtocolNumber.udp)
             ? leak.key.destination.description : leak.key.destination.address.description,
         sources: leak.sources.map(\.description), names: leak.names,
+        reason: leak.key.reason.rawValue, direction: leak.direction.description,
+        evidence: leak.evidence, sample: leak.sample.isEmpty ? nil : leak.sample,
         firstTime: Self.seconds(leak.first), firstOffset: Self.seconds(leak.first - origin),
         lastTime: Self.seconds(leak.last), packets: leak.packets, bytes: leak.bytes,
         replyPackets: leak.replies)
-    }.sorted { ($0.firstTime, $0.leakClass) < ($1.firstTime, $1.leakClass) }
+    }.sorted {
+      ($0.firstTime, $0.leakClass, $0.reason ?? "") < ($1.firstTime, $1.leakClass, $1.reason ?? "")
+    }
     let flowRecords = flows.flows.map { flow in
       FlowRecord(
         protocol: IPProtocolNumber.name(flow.key.proto), source: flow.key.source.description,

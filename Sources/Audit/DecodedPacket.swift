@@ -40,6 +40,26 @@ public struct DecodedPacket: Sendable {
   public var payloadLength = 0
   /// A header past the IP header (transport, extension) did not fit in the captured bytes.
   public var transportTruncated = false
+  /// Which way the frame crossed the link, when the link layer says (cooked captures carry
+  /// the kernel's packet type; Ethernet frames are compared with the device's MACs).
+  public var direction = PacketDirection.unknown
+  /// The link-layer source address (a MAC in the low 48 bits), when the frame carries one.
+  public var linkSource: UInt64 = 0
+  public var hasLinkSource = false
+  /// Where the network header (IP or ARP) starts, where the IP transport header starts, and
+  /// where the network packet ends within the captured bytes.
+  public var networkOffset = 0
+  public var transportOffset = 0
+  public var networkEnd = 0
+  /// The packet's length as its IP header claims it (IPv4 total length; IPv6 40 + payload).
+  public var ipTotalLength = 0
+  /// A fragment's offset in bytes.
+  public var fragmentOffset = 0
+  public var anomalies = PacketAnomalies()
+  /// For ICMP errors: how many bytes of the quoted packet the error carries, and the length
+  /// the quoted IP header claims for the packet it was cut from.
+  public var quotedBytes = 0
+  public var quotedClaimedLength = 0
 
   public init() {}
 

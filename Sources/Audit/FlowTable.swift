@@ -7,6 +7,9 @@ struct FlowState {
   var packets: Int
   var bytes: Int
   var disposition: PacketDisposition
+  /// The direction of the packet that opened the flow: a later packet with the same
+  /// addresses but the other direction is judged afresh.
+  var direction: PacketDirection
   var names: [String] = []
 }
 

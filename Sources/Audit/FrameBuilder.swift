@@ -46,29 +46,45 @@ public enum FrameBuilder {
 
   // MARK: link layers
 
-  public static func ethernet(etherType: UInt16, payload: [UInt8]) -> [UInt8] {
-    [0x02, 0, 0, 0, 0, 0x02, 0x02, 0, 0, 0, 0, 0x01] + be16(etherType) + payload
-  }
+  /// The device's MAC in built frames, and its peer's (the censor's side of the link).
+  public static let deviceMAC: [UInt8] = [0x02, 0, 0, 0, 0, 0x01]
+  public static let peerMAC: [UInt8] = [0x02, 0, 0, 0, 0, 0x02]
+  /// `deviceMAC` as the audit holds MACs (low 48 bits).
+  public static let deviceMACValue: UInt64 = 0x0200_0000_0001
 
-  public static func linuxSLL(etherType: UInt16, payload: [UInt8]) -> [UInt8] {
-    // Packet type 4 (outgoing), ARPHRD_ETHER, address length 6, address, protocol.
-    [0, 4, 0, 1, 0, 6, 0x02, 0, 0, 0, 0, 0x01, 0, 0] + be16(etherType) + payload
-  }
-
-  public static func linuxSLL2(etherType: UInt16, payload: [UInt8]) -> [UInt8] {
-    // Protocol, reserved, interface index, ARPHRD_ETHER, packet type, address length, address.
-    be16(etherType) + [0, 0] + be32(2) + [0, 1, 4, 6] + [0x02, 0, 0, 0, 0, 0x01, 0, 0] + payload
-  }
-
-  /// Wraps an IP packet (or, with `etherType`, another link payload) for `linkType`.
-  public static func frame(_ linkType: LinkType, ip packet: [UInt8], etherType: UInt16? = nil)
+  /// An Ethernet frame the device sent (`outbound`) or received.
+  public static func ethernet(etherType: UInt16, payload: [UInt8], outbound: Bool = true)
     -> [UInt8]
   {
+    (outbound ? peerMAC + deviceMAC : deviceMAC + peerMAC) + be16(etherType) + payload
+  }
+
+  public static func linuxSLL(etherType: UInt16, payload: [UInt8], outbound: Bool = true)
+    -> [UInt8]
+  {
+    // Packet type (4 outgoing, 0 to us), ARPHRD_ETHER, address length 6, sender, protocol.
+    [0, outbound ? 4 : 0, 0, 1, 0, 6] + (outbound ? deviceMAC : peerMAC) + [0, 0]
+      + be16(etherType) + payload
+  }
+
+  public static func linuxSLL2(etherType: UInt16, payload: [UInt8], outbound: Bool = true)
+    -> [UInt8]
+  {
+    // Protocol, reserved, interface index, ARPHRD_ETHER, packet type, address length, address.
+    be16(etherType) + [0, 0] + be32(2) + [0, 1, outbound ? 4 : 0, 6]
+      + (outbound ? deviceMAC : peerMAC) + [0, 0] + payload
+  }
+
+  /// Wraps an IP packet (or, with `etherType`, another link payload) for `linkType`, as sent
+  /// by the device (`outbound`) or received by it.
+  public static func frame(
+    _ linkType: LinkType, ip packet: [UInt8], etherType: UInt16? = nil, outbound: Bool = true
+  ) -> [UInt8] {
     let type = etherType ?? (packet.first.map { $0 >> 4 == 6 ? 0x86DD : 0x0800 } ?? 0x0800)
     switch linkType {
-    case .ethernet: return ethernet(etherType: type, payload: packet)
-    case .linuxSLL: return linuxSLL(etherType: type, payload: packet)
-    case .linuxSLL2: return linuxSLL2(etherType: type, payload: packet)
+    case .ethernet: return ethernet(etherType: type, payload: packet, outbound: outbound)
+    case .linuxSLL: return linuxSLL(etherType: type, payload: packet, outbound: outbound)
+    case .linuxSLL2: return linuxSLL2(etherType: type, payload: packet, outbound: outbound)
     case .raw, .rawDLT, .rawOpenBSD, .ipv4, .ipv6: return packet
     case .null: return [type == 0x86DD ? 10 : 2, 0, 0, 0] + packet
     case .loop: return [0, 0, 0, type == 0x86DD ? 10 : 2] + packet
@@ -153,6 +169,66 @@ public enum FrameBuilder {
       payload: tcp(
         sourcePort: source.port, destinationPort: destination.port, flags: flags,
         payload: payload))
+  }
+
+  // MARK: link control and errors
+
+  /// An ARP request (op 1) or reply (2) over Ethernet, 28 bytes.
+  public static func arp(
+    op: UInt16 = 1, senderMAC: [UInt8] = deviceMAC, sender: IPAddress, target: IPAddress
+  ) -> [UInt8] {
+    be16(1) + be16(0x0800) + [6, 4] + be16(op) + senderMAC + sender.bytes
+      + [UInt8](repeating: 0, count: 6) + target.bytes
+  }
+
+  /// A neighbour solicitation for `target` (24 bytes), with a source link-layer address
+  /// option unless the sender is unspecified (duplicate address detection).
+  public static func neighbourSolicitation(target: IPAddress, sourceMAC: [UInt8]? = deviceMAC)
+    -> [UInt8]
+  {
+    [135, 0, 0, 0, 0, 0, 0, 0] + target.bytes + (sourceMAC.map { [1, 1] + $0 } ?? [])
+  }
+
+  /// An MLDv2 report (type 143) with one record per group: mode change, no sources.
+  public static func mldv2Report(groups: [IPAddress]) -> [UInt8] {
+    [143, 0, 0, 0, 0, 0] + be16(UInt16(groups.count))
+      + groups.flatMap { [4, 0, 0, 0] + $0.bytes }
+  }
+
+  /// An IGMPv3 report (type 0x22) with one record per group, no sources.
+  public static func igmpv3Report(groups: [IPAddress]) -> [UInt8] {
+    [0x22, 0, 0, 0, 0, 0] + be16(UInt16(groups.count)) + groups.flatMap { [4, 0, 0, 0] + $0.bytes }
+  }
+
+  /// An ICMP (or ICMPv6) error from `source` to `destination` quoting `quoted` (an IP packet),
+  /// plus `extra` bytes after the quote.
+  public static func icmpError(
+    from source: IPAddress, to destination: IPAddress, quoting quoted: [UInt8],
+    extra: [UInt8] = []
+  ) -> [UInt8] {
+    let body = quoted + extra
+    if source.isIPv6 {
+      return ipv6(
+        source: source, destination: destination, proto: IPProtocolNumber.icmpv6,
+        payload: [1, 4, 0, 0, 0, 0, 0, 0] + body)
+    }
+    return ipv4(
+      source: source, destination: destination, proto: IPProtocolNumber.icmp,
+      payload: [3, 3, 0, 0, 0, 0, 0, 0] + body)
+  }
+
+  /// An IPv4 packet with `options` (padded to a multiple of 4) in its header.
+  public static func ipv4(
+    source: IPAddress, destination: IPAddress, proto: UInt8, payload: [UInt8], options: [UInt8]
+  ) -> [UInt8] {
+    let padded = options + [UInt8](repeating: 0, count: (4 - options.count % 4) % 4)
+    let headerLength = 20 + padded.count
+    var header: [UInt8] =
+      [0x40 | UInt8(headerLength / 4), 0] + be16(UInt16(headerLength + payload.count))
+      + be16(1) + be16(0)
+    header += [64, proto, 0, 0]
+    header += source.bytes + destination.bytes
+    return header + padded + payload
   }
 
   // MARK: application payloads

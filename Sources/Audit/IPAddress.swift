@@ -1,4 +1,5 @@
 import FailClosedSupport
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -11,6 +12,8 @@ public struct IPAddress: Hashable, Sendable, Comparable, CustomStringConvertible
   public var isIPv6: Bool
 
   public static let zero = IPAddress(high: 0, low: 0, isIPv6: false)
+  /// `::`, the source of packets sent before an address is configured.
+  public static let zeroIPv6 = IPAddress(high: 0, low: 0, isIPv6: true)
 
   public init(high: UInt64, low: UInt64, isIPv6: Bool) {
     self.high = high

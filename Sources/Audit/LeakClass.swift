@@ -23,9 +23,10 @@ public enum LeakClass: String, Sendable, Codable, CaseIterable, Comparable {
   }
 }
 
-/// Traffic the kernel sends for the link itself, reported apart and never a leak: ARP, IPv6
-/// neighbour discovery (RS, RA, NS, NA, redirect; hop limit 255 as RFC 4861 requires), MLD
-/// listener queries and reports, and IGMP to link-local groups.
+/// Traffic the kernel sends for the link itself, reported apart and never a leak when well
+/// formed and link-scoped (``LinkControlValidator``): ARP, IPv6 neighbour discovery (RS, RA,
+/// NS, NA, redirect; hop limit 255 as RFC 4861 requires), MLD listener queries and reports
+/// (hop limit 1, link-scoped groups), and IGMP about link-local groups.
 public enum LinkControlKind: String, Sendable, Codable, CaseIterable {
   case arp
   case neighbourDiscovery = "neighbour-discovery"
@@ -40,8 +41,11 @@ public enum PacketDisposition: Sendable, Equatable {
   /// The capture's own positive-control packet.
   case control
   case linkControl(LinkControlKind)
-  /// Sent to the device by a peer it never contacted (only when device addresses are known).
+  /// Arrived at the device (it left nothing), and is no reply of an allowed flow.
   case inbound
+  /// From an allowed endpoint, in a capture that does not say which way packets went and
+  /// without the device's addresses: a reply, or a forged packet leaving. Never a pass.
+  case undecided
   /// The reverse direction of a flow already judged a leak: counted with that leak.
   case leakReply(LeakClass)
   case leak(LeakClass)
@@ -52,6 +56,7 @@ public enum PacketDisposition: Sendable, Equatable {
     case .control: return "control"
     case .linkControl(let kind): return "link-control:\(kind.rawValue)"
     case .inbound: return "inbound"
+    case .undecided: return "undecided"
     case .leakReply(let leakClass): return "leak-reply:\(leakClass.rawValue)"
     case .leak(let leakClass): return "leak:\(leakClass.rawValue)"
     }

@@ -3,8 +3,19 @@
 /// checked, so a frame cut at any length decodes as far as its bytes allow and never traps.
 public struct PacketDecoder: Sendable {
   public let linkType: LinkType
+  /// The device's own MACs (low 48 bits): an Ethernet frame from one of them is outbound,
+  /// any other inbound. Empty: Ethernet frames carry no direction.
+  public let deviceLinkAddresses: [UInt64]
 
-  public init(linkType: LinkType) { self.linkType = linkType }
+  public init(linkType: LinkType, deviceLinkAddresses: [UInt64] = []) {
+    self.linkType = linkType
+    self.deviceLinkAddresses = deviceLinkAddresses
+  }
+
+  @inline(__always)
+  private static func mac(_ frame: UnsafeRawBufferPointer, _ offset: Int) -> UInt64 {
+    UInt64(frame.u16(offset)) << 32 | UInt64(frame.u32(offset + 2))
+  }
 
   public func decode(_ frame: UnsafeRawBufferPointer) -> DecodedPacket {
     var packet = DecodedPacket()
@@ -12,6 +23,11 @@ public struct PacketDecoder: Sendable {
     switch linkType {
     case .ethernet:
       guard count >= 14 else { return packet }
+      packet.linkSource = Self.mac(frame, 6)
+      packet.hasLinkSource = true
+      if !deviceLinkAddresses.isEmpty {
+        packet.direction = deviceLinkAddresses.contains(packet.linkSource) ? .outbound : .inbound
+      }
       var offset = 12
       var type = frame.u16(offset)
       // 802.1Q and 802.1ad tags, at most two.
@@ -25,9 +41,19 @@ public struct PacketDecoder: Sendable {
       decodeEtherType(type, frame, offset + 2, &packet)
     case .linuxSLL:
       guard count >= 16 else { return packet }
+      packet.direction = .linux(packetType: frame.u16(0))
+      if frame.u16(4) == 6 {
+        packet.linkSource = Self.mac(frame, 6)
+        packet.hasLinkSource = true
+      }
       decodeEtherType(frame.u16(14), frame, 16, &packet)
     case .linuxSLL2:
       guard count >= 20 else { return packet }
+      packet.direction = .linux(packetType: UInt16(frame.u8(10)))
+      if frame.u8(11) == 6 {
+        packet.linkSource = Self.mac(frame, 12)
+        packet.hasLinkSource = true
+      }
       decodeEtherType(frame.u16(0), frame, 20, &packet)
     case .raw, .rawDLT, .rawOpenBSD:
       guard count >= 1 else { return packet }
@@ -64,7 +90,10 @@ public struct PacketDecoder: Sendable {
     switch type {
     case 0x0800: decodeIPv4(frame, offset, &packet)
     case 0x86DD: decodeIPv6(frame, offset, &packet)
-    case 0x0806, 0x8035: packet.network = .arp
+    case 0x0806, 0x8035:
+      packet.network = .arp
+      packet.networkOffset = offset
+      packet.networkEnd = frame.count
     default: packet.network = .otherLink
     }
   }
@@ -78,7 +107,12 @@ public struct PacketDecoder: Sendable {
     guard headerLength >= 20, frame.count >= start + headerLength else { return }
     packet.network = .ipv4
     packet.etherType = 0x0800
+    packet.networkOffset = start
     let totalLength = Int(frame.u16(start + 2))
+    packet.ipTotalLength = totalLength
+    if headerLength > 20 {
+      packet.anomalies.formUnion(Self.ipv4Options(frame, start + 20, start + headerLength))
+    }
     let fragmentField = frame.u16(start + 6)
     packet.hopLimit = frame.u8(start + 8)
     packet.ipProtocol = frame.u8(start + 9)
@@ -89,11 +123,14 @@ public struct PacketDecoder: Sendable {
       packet.isFragment = true
       packet.fragmentID = UInt32(frame.u16(start + 4))
       packet.isLaterFragment = fragmentOffset != 0
+      packet.fragmentOffset = Int(fragmentOffset) * 8
     }
     // The IP total length bounds the payload (Ethernet pads short frames); the capture may
     // cut it shorter still.
     let end = min(frame.count, start + max(totalLength, headerLength))
     let payloadStart = start + headerLength
+    packet.networkEnd = end
+    packet.transportOffset = payloadStart
     if packet.isLaterFragment {
       packet.payloadOffset = payloadStart
       packet.payloadLength = end - payloadStart
@@ -109,7 +146,9 @@ public struct PacketDecoder: Sendable {
     guard frame.count >= start + 40, frame.u8(start) >> 4 == 6 else { return }
     packet.network = .ipv6
     packet.etherType = 0x86DD
+    packet.networkOffset = start
     let payloadLength = Int(frame.u16(start + 4))
+    packet.ipTotalLength = 40 + payloadLength
     var next = frame.u8(start + 6)
     packet.hopLimit = frame.u8(start + 7)
     packet.source = IPAddress(high: frame.u64(start + 8), low: frame.u64(start + 16), isIPv6: true)
@@ -117,6 +156,7 @@ public struct PacketDecoder: Sendable {
       high: frame.u64(start + 24), low: frame.u64(start + 32), isIPv6: true)
     // A zero payload length means a jumbogram; then the captured bytes are the bound.
     let end = payloadLength == 0 ? frame.count : min(frame.count, start + 40 + payloadLength)
+    packet.networkEnd = end
     var offset = start + 40
     var headers = 0
     // Walk extension headers to the upper layer (bounded: a loop of headers cannot spin).
@@ -125,6 +165,7 @@ public struct PacketDecoder: Sendable {
       switch next {
       // Hop-by-hop, routing, destination options, mobility, HIP, shim6: length in 8-byte units.
       case 0, 43, 60, 135, 139, 140:
+        if next == 43 { packet.anomalies.insert(.routingHeader) }
         guard end >= offset + 8 else {
           packet.ipProtocol = next
           packet.transportTruncated = true
@@ -152,9 +193,11 @@ public struct PacketDecoder: Sendable {
         packet.isFragment = true
         packet.fragmentID = frame.u32(offset + 4)
         packet.isLaterFragment = field >> 3 != 0
+        packet.fragmentOffset = Int(field >> 3) * 8
         next = frame.u8(offset)
         offset += 8
         if packet.isLaterFragment {
+          packet.transportOffset = min(offset, end)
           packet.ipProtocol = next
           packet.payloadOffset = min(offset, end)
           packet.payloadLength = max(0, end - offset)
@@ -175,6 +218,7 @@ public struct PacketDecoder: Sendable {
     _ packet: inout DecodedPacket
   ) {
     if let next { packet.ipProtocol = next }
+    packet.transportOffset = min(start, end)
     packet.payloadOffset = min(start, end)
     switch packet.ipProtocol {
     case IPProtocolNumber.tcp:
@@ -229,6 +273,34 @@ public struct PacketDecoder: Sendable {
     }
   }
 
+  /// The anomalies IPv4 options carry. End (0), no-op (1) and router alert (148, which IGMP
+  /// and RSVP use) are ordinary; source routing, record route and timestamps are not.
+  static func ipv4Options(_ frame: UnsafeRawBufferPointer, _ start: Int, _ end: Int)
+    -> PacketAnomalies
+  {
+    var found = PacketAnomalies()
+    var offset = start
+    while offset < end {
+      let kind = frame.u8(offset)
+      if kind == 0 { break }
+      if kind == 1 {
+        offset += 1
+        continue
+      }
+      guard offset + 1 < end else { return found.union(.malformedIPOptions) }
+      let length = Int(frame.u8(offset + 1))
+      guard length >= 2, offset + length <= end else { return found.union(.malformedIPOptions) }
+      switch kind {
+      case 131, 137: found.insert(.sourceRoute)
+      case 7, 68: found.insert(.recordRoute)
+      case 148: break
+      default: found.insert(.otherIPOption)
+      }
+      offset += length
+    }
+    return found
+  }
+
   /// Reads the header an ICMP error quotes: its protocol, addresses and (when present) ports.
   private func decodeQuoted(
     _ frame: UnsafeRawBufferPointer, _ start: Int, _ end: Int, _ packet: inout DecodedPacket
@@ -251,6 +323,8 @@ public struct PacketDecoder: Sendable {
       }
     }
     packet.hasQuotedPacket = true
+    packet.quotedBytes = end - start
+    packet.quotedClaimedLength = inner.ipTotalLength
     packet.quotedProtocol = inner.ipProtocol
     packet.quotedSource = inner.sourceEndpoint
     packet.quotedDestination = inner.destinationEndpoint

@@ -32,9 +32,10 @@ public struct TrafficGenerator {
       templates.append(
         frame(FrameBuilder.tcpPacket(from: client, to: guardEndpoint, payload: cell)))
       templates.append(
-        frame(FrameBuilder.tcpPacket(from: guardEndpoint, to: client, payload: cell)))
+        frame(FrameBuilder.tcpPacket(from: guardEndpoint, to: client, payload: cell), out: false))
       templates.append(frame(FrameBuilder.tcpPacket(from: client, to: guardEndpoint, flags: 0x10)))
-      templates.append(frame(FrameBuilder.tcpPacket(from: guardEndpoint, to: client, flags: 0x10)))
+      templates.append(
+        frame(FrameBuilder.tcpPacket(from: guardEndpoint, to: client, flags: 0x10), out: false))
     }
     let from = Endpoint(address: Self.device, port: 40000)
     let from6 = Endpoint(address: Self.device6, port: 40000)
@@ -62,20 +63,24 @@ public struct TrafficGenerator {
         payload: Array("M-SEARCH * HTTP/1.1\r\n".utf8)),
       FrameBuilder.ip(
         source: Self.device, destination: Self.world, proto: 47, payload: [0, 0, 8, 0]),
-    ].map(frame)
+    ].map { frame($0) }
     linkControl = [
       frame(
         FrameBuilder.ip(
           source: IPAddress("fe80::2")!, destination: IPAddress("ff02::1:ff00:1")!,
-          proto: IPProtocolNumber.icmpv6, payload: FrameBuilder.icmp(type: 135), hopLimit: 255)),
+          proto: IPProtocolNumber.icmpv6,
+          payload: FrameBuilder.neighbourSolicitation(target: IPAddress("fe80::1")!),
+          hopLimit: 255)),
       FrameBuilder.frame(
-        linkType, ip: [0, 1, 8, 0, 6, 4, 0, 1] + [UInt8](repeating: 0, count: 20),
+        linkType, ip: FrameBuilder.arp(sender: Self.device, target: IPAddress("10.200.0.1")!),
         etherType: 0x0806),
     ]
   }
 
-  private func frame(_ packet: [UInt8]) -> [UInt8] {
-    FrameBuilder.frame(linkType, ip: packet)
+  /// A frame the device sent (`out`) or received: in Ethernet files the source MAC says
+  /// which (the device's is ``FrameBuilder/deviceMAC``), in cooked ones the packet type.
+  private func frame(_ packet: [UInt8], out: Bool = true) -> [UInt8] {
+    FrameBuilder.frame(linkType, ip: packet, outbound: out)
   }
 
   /// The byte offset of the transport header in a template frame (ports live there).

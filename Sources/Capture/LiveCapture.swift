@@ -36,12 +36,18 @@ public final class LiveCapture: @unchecked Sendable {
     /// Runs on the capture thread before pcap_create; throwing aborts `start()`.
     public var prepareThread: (@Sendable () throws -> Void)?
     public var observer: (@Sendable (PacketObservation) -> Void)?
+    /// Capture through Linux's cooked interface ("any", kept to this interface's index by a
+    /// kernel filter) so every packet carries the kernel's direction (outgoing or received)
+    /// and the audit never has to take a packet's addresses for it. The file is then
+    /// LINUX_SLL2, which Wireshark reads. Off: the interface's own link type.
+    public var cooked: Bool
 
     public init(
       interface: String, policy: AuditPolicy, pcapPath: String? = nil, snapLength: Int32 = 2048,
       bufferSize: Int32 = 32 << 20, prepareThread: (@Sendable () throws -> Void)? = nil,
-      observer: (@Sendable (PacketObservation) -> Void)? = nil
+      observer: (@Sendable (PacketObservation) -> Void)? = nil, cooked: Bool = false
     ) {
+      self.cooked = cooked
       self.interface = interface
       self.policy = policy
       self.pcapPath = pcapPath
@@ -226,7 +232,14 @@ public final class LiveCapture: @unchecked Sendable {
   private static func open(_ configuration: Configuration) throws -> OpaquePointer {
     let interface = configuration.interface
     var errorBuffer = [CChar](repeating: 0, count: Int(PCAP_ERRBUF_SIZE))
-    guard let handle = pcap_create(interface, &errorBuffer) else {
+    var interfaceIndex: UInt32 = 0
+    if configuration.cooked {
+      interfaceIndex = if_nametoindex(interface)
+      guard interfaceIndex != 0 else {
+        throw CaptureError("capture on \(interface): no such interface (if_nametoindex)")
+      }
+    }
+    guard let handle = pcap_create(configuration.cooked ? "any" : interface, &errorBuffer) else {
       throw CaptureError("capture on \(interface): pcap_create: \(CString.text(errorBuffer))")
     }
     func check(_ result: Int32, _ call: String) throws {
@@ -250,6 +263,18 @@ public final class LiveCapture: @unchecked Sendable {
       throw CaptureError(
         "capture on \(interface): pcap_activate: \(status) \(reason)"
           + (activated == PCAP_ERROR_PERM_DENIED ? " (needs root or CAP_NET_RAW)" : ""))
+    }
+    if configuration.cooked {
+      try check(pcap_set_datalink(handle, LinkType.linuxSLL2.rawValue), "pcap_set_datalink(SLL2)")
+      // Only this interface: the device's loopback (the app's SOCKS traffic) stays out of
+      // the ring.
+      var program = bpf_program()
+      try check(
+        pcap_compile(handle, &program, "ifindex \(interfaceIndex)", 1, PCAP_NETMASK_UNKNOWN),
+        "pcap_compile(ifindex \(interfaceIndex))")
+      let filtered = pcap_setfilter(handle, &program)
+      pcap_freecode(&program)
+      try check(filtered, "pcap_setfilter(ifindex \(interfaceIndex))")
     }
     try check(pcap_setnonblock(handle, 1, &errorBuffer), "pcap_setnonblock")
     guard pcap_get_selectable_fd(handle) >= 0 else {
@@ -286,7 +311,7 @@ private final class CaptureLoop {
     let stamp =
       Int64(header.pointee.ts.tv_sec) * 1_000_000_000 + (nanoseconds ? fraction : fraction * 1000)
     let wireLength = Int(header.pointee.len)
-    var packet = PacketDecoder(linkType: auditor.linkType).decode(frame)
+    var packet = auditor.decode(frame)
     let disposition = auditor.consume(
       timestamp: stamp, wireLength: wireLength, frame: frame, packet: &packet)
     capture.count(disposition)

@@ -10,23 +10,34 @@ public struct AuditCommand: Command {
   public let summary = "judge an existing pcap file against a deny-by-default policy"
   public let usage = """
     Usage: failclosed audit FILE.pcap [--allow HOST:PORT ...] [--sync-probe HOST:PORT]
-                            [--device ADDRESS ...] [--report DIR] [--json]
+                            [--device ADDRESS ...] [--device-mac MAC ...] [--report DIR] [--json]
 
     Reads FILE.pcap (pcap or pcapng; Ethernet, Linux cooked SLL/SLL2, raw IP or NULL/LOOP
-    link types) and judges every packet. Deny by default: a packet is allowed only if it goes
-    to an --allow endpoint, comes back from one, or is an ICMP error about such a flow.
-    Everything else is a leak, named by class, first match wins:
+    link types) and judges every packet by the way it went. The direction comes from the
+    file: Linux cooked captures (SLL/SLL2, what `failclosed exec` writes) carry the kernel's
+    outgoing/received mark; Ethernet frames are compared with --device-mac; otherwise the
+    --device addresses decide. Deny by default: a packet leaving the device is allowed only
+    if it goes to an --allow endpoint (whatever source it claims: one leaving with an allowed
+    endpoint as its source is a forged-source leak), or is an ICMP error sent towards the
+    allowed endpoint whose packet it quotes. Arriving packets are never leaks. Without any
+    direction, a packet from an allowed endpoint cannot be told from a forged one: the
+    verdict is then inconclusive, never pass. Everything else leaving is a leak, named by
+    class, first match wins:
       dns             UDP or TCP to or from port 53, 853 (DNS over TLS), 5353 (mDNS), 5355 (LLMNR)
       multicast       a multicast or broadcast destination
       ipv6            any other IPv6 packet
       tcp, udp, icmp  by protocol
       other-protocol  other IP protocols, non-IP frames, undecodable frames
-    ARP, IPv6 neighbour discovery, MLD and link-local IGMP are link control: reported, never
-    leaks. DNS question names, TLS SNI and HTTP Host headers seen in leaks are printed.
+    ARP, IPv6 neighbour discovery, MLD and link-local IGMP are link control, never leaks, when
+    well formed to the byte and link-scoped; otherwise they are leaks too. IP options
+    (source routing, record route), IPv6 routing headers and overlapping fragments make a
+    packet a leak even towards an allowed endpoint. Each leak names its reason, direction and
+    evidence; DNS question names, TLS SNI and HTTP Host headers seen in leaks are printed.
 
-    Verdict and exit code: pass (0), leak (5), inconclusive (2: the file is damaged, or
-    --sync-probe was given and no positive-control packet is in the file). A leak found before
-    damage in the file is still a leak. Setup errors (unreadable file, bad option) exit 2.
+    Verdict and exit code: pass (0), leak (5), inconclusive (2: the file is damaged or empty,
+    packets' direction could not be told, or --sync-probe was given and no positive-control
+    packet is in the file). A leak found before damage in the file is still a leak. Setup
+    errors (unreadable file, bad option) exit 2.
     """
   public let options: [OptionSpec] = [
     OptionSpec(
@@ -34,11 +45,15 @@ public struct AuditCommand: Command {
       help: "an allowed destination, e.g. 10.0.0.5:9001 or [fd00::5]:443"),
     OptionSpec(
       "sync-probe", .single, valueName: "HOST:PORT",
-      help: "require the positive-control UDP packet to HOST:PORT (payload 'failclosed-sync-probe')"
+      help:
+        "require the positive-control UDP packet to HOST:PORT (the harness's probe payload, 'failclosed-sync-probe ...')"
     ),
     OptionSpec(
       "device", .repeated, valueName: "ADDRESS",
-      help: "the device's address: unsolicited packets to it count as inbound, not leaks"),
+      help: "the device's address: packets from it leave, packets to it arrive"),
+    OptionSpec(
+      "device-mac", .repeated, valueName: "MAC",
+      help: "the device's MAC (aa:bb:cc:dd:ee:ff): Ethernet frames from it leave, others arrive"),
     OptionSpec(
       "report", .single, valueName: "DIR", help: "write DIR/audit.json (created if missing)"),
     OptionSpec("json", .flag, help: "print the JSON report instead of the summary"),
@@ -62,13 +77,21 @@ public struct AuditCommand: Command {
       guard let endpoint = Endpoint(text) else {
         throw UsageError("--sync-probe: expected HOST:PORT, got '\(text)'")
       }
-      policy.syncProbe = SyncProbe(destination: endpoint, payloadPrefix: SyncProbe.defaultPrefix)
+      policy.syncProbe = SyncProbe(destination: endpoint, payload: nil)
     }
     for text in arguments.all("device") {
       guard let address = IPAddress(text) else {
         throw UsageError("--device: expected an IPv4 or IPv6 address, got '\(text)'")
       }
       policy.deviceAddresses.insert(address)
+    }
+    for text in arguments.all("device-mac") {
+      let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+      let octets = parts.compactMap { $0.count == 2 ? UInt8($0, radix: 16) : nil }
+      guard parts.count == 6, octets.count == 6 else {
+        throw UsageError("--device-mac: expected a MAC such as 02:00:00:00:00:01, got '\(text)'")
+      }
+      policy.deviceLinkAddresses.append(octets.reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
     }
     let report: AuditReport
     let finalPolicy = policy

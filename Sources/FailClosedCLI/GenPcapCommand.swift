@@ -59,7 +59,10 @@ public struct GenPcapCommand: Command {
       FailClosedMain.printError("failclosed gen-pcap: \(error.message)")
       return ExitCode.inconclusive
     }
-    let allow = TrafficGenerator.guards.map { "--allow \($0)" }.joined(separator: " ")
+    // The device's MAC gives Ethernet frames their direction (cooked files carry their own).
+    let allow =
+      (TrafficGenerator.guards.map { "--allow \($0)" } + ["--device-mac 02:00:00:00:00:01"])
+      .joined(separator: " ")
     print("wrote \(count) packets to \(path)")
     print("allow: \(allow)")
     print("tshark leak filter: \(Self.tsharkFilter)")

@@ -16,16 +16,17 @@ extension SandboxRun {
     let probe = SyncProbe(
       destination: Endpoint(
         address: IPAddress(AddressPlan.controlTarget.host)!, port: AddressPlan.controlTarget.port),
-      payloadPrefix: SyncProbe.defaultPrefix + Array(" \(names.prefix)".utf8))
+      payload: SyncProbe.payload(runPrefix: names.prefix))
     let policy = AuditPolicy(
       allowed: allowed, syncProbe: probe,
-      deviceAddresses: [IPAddress(AddressPlan.deviceV4)!, IPAddress(AddressPlan.deviceV6)!])
+      deviceAddresses: [IPAddress(AddressPlan.deviceV4)!, IPAddress(AddressPlan.deviceV6)!],
+      linkNetworks: AddressPlan.deviceLinkNetworks)
     let device = self.device
     let capture = LiveCapture(
       LiveCapture.Configuration(
         interface: AddressPlan.deviceInterface, policy: policy, pcapPath: pcapPath,
         bufferSize: bufferSize, prepareThread: { try device.enterOnCurrentThread() },
-        observer: observer))
+        observer: observer, cooked: true))
     try capture.start()
     do {
       try SandboxExec.sendPositiveControl(self, probe: probe, capture: capture)
@@ -38,6 +39,13 @@ extension SandboxRun {
 }
 
 extension AddressPlan {
+  /// The device's link: the only addresses its ARP and neighbour discovery may name.
+  public static var deviceLinkNetworks: [IPNetwork] {
+    [
+      IPNetwork("\(deviceV4)/\(prefixV4)")!, IPNetwork("\(deviceV6)/\(prefixV6)")!,
+    ]
+  }
+
   /// The guards as the audit's allowed endpoints.
   public static var guardEndpoints: Set<Endpoint> {
     Set(guards.map(Endpoint.init))

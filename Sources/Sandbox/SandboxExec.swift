@@ -124,7 +124,7 @@ public enum SandboxExec {
     let sender = try run.device.perform { try DatagramSocket(.ipv4) }
     defer { sender.close() }
     for _ in 0..<20 {
-      try sender.send(probe.payloadPrefix, to: AddressPlan.controlTarget)
+      try sender.send(probe.payload ?? SyncProbe.defaultPrefix, to: AddressPlan.controlTarget)
       for _ in 0..<10 {
         if capture.controlPacketsSeen > 0 { return }
         usleep(10_000)

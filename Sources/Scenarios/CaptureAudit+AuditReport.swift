@@ -12,7 +12,8 @@ extension CaptureAudit {
       ScenarioLeak(
         leakClass: leak.leakClass, destination: leak.destination, transport: leak.protocol,
         names: leak.names, firstTime: virtual(leak.firstTime), lastTime: virtual(leak.lastTime),
-        packets: leak.packets, bytes: leak.bytes)
+        packets: leak.packets, bytes: leak.bytes, reason: leak.reason, direction: leak.direction,
+        evidence: leak.evidence, sample: leak.sample)
     }
     var counts: [String: [Int: Int]] = [:]
     for flow in report.flows {

@@ -172,7 +172,7 @@ public enum JSONReport {
   }
 
   static func leak(_ l: ScenarioLeak) -> JSONValue {
-    .object([
+    var members: [(String, JSONValue)] = [
       ("class", .string(l.leakClass.rawValue)),
       ("destination", .string(l.destination)),
       ("transport", .string(l.transport)),
@@ -181,6 +181,13 @@ public enum JSONReport {
       ("lastTime", .number(l.lastTime)),
       ("packets", .number(Double(l.packets))),
       ("bytes", .number(Double(l.bytes))),
-    ])
+    ]
+    for (key, value) in [
+      ("reason", l.reason), ("direction", l.direction), ("evidence", l.evidence),
+      ("sample", l.sample),
+    ] {
+      if let value { members.append((key, .string(value))) }
+    }
+    return .object(members)
   }
 }

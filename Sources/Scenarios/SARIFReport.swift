@@ -152,8 +152,9 @@ public enum SARIFReport {
     let names = leak.names.isEmpty ? "" : " for \(leak.names.joined(separator: ", "))"
     let text =
       "Scenario \(r.scenario.name): \(leak.leakClass.rawValue) leak to \(leak.destination)"
-      + "\(names), first at \(formatSeconds(leak.firstTime)), \(leak.packets) packet(s). "
-      + "Proves: \(r.scenario.proves)"
+      + "\(names), first at \(formatSeconds(leak.firstTime)), \(leak.packets) packet(s)"
+      + (leak.reason.map { $0 == "destination-not-allowed" ? "" : " (\($0))" } ?? "")
+      + (leak.evidence.map { ": \($0)" } ?? "") + ". Proves: \(r.scenario.proves)"
     var members: [(key: String, value: JSONValue)] = [
       ("ruleId", .string(ruleID(leak.leakClass))),
       ("ruleIndex", .number(Double(LeakClass.allCases.firstIndex(of: leak.leakClass)!))),
@@ -179,6 +180,9 @@ public enum SARIFReport {
           ("firstTime", .number(leak.firstTime)),
           ("packets", .number(Double(leak.packets))),
           ("bytes", .number(Double(leak.bytes))),
+          ("reason", .string(leak.reason ?? "")),
+          ("direction", .string(leak.direction ?? "")),
+          ("evidence", .string(leak.evidence ?? "")),
         ])
       ),
     ]

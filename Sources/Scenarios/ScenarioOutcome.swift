@@ -176,11 +176,23 @@ public struct ScenarioLeak: Sendable, Equatable {
   public var lastTime: Double
   public var packets: Int
   public var bytes: Int
+  /// The audit's evidence: why it is a leak (forged-source, icmp-error-misdirected, ...),
+  /// which way it went, what the first packet showed (a forged source, a quoted flow), and
+  /// its first bytes in hex.
+  public var reason: String?
+  public var direction: String?
+  public var evidence: String?
+  public var sample: String?
 
   public init(
     leakClass: LeakClass, destination: String, transport: String, names: [String] = [],
-    firstTime: Double, lastTime: Double, packets: Int, bytes: Int
+    firstTime: Double, lastTime: Double, packets: Int, bytes: Int, reason: String? = nil,
+    direction: String? = nil, evidence: String? = nil, sample: String? = nil
   ) {
+    self.reason = reason
+    self.direction = direction
+    self.evidence = evidence
+    self.sample = sample
     self.leakClass = leakClass
     self.destination = destination
     self.transport = transport

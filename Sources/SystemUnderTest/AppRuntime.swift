@@ -51,6 +51,11 @@ import Foundation
   private let backend: any TorBackend
   private var random: SeededRandom
   private var messageCounter = 0
+  /// AppRuntime.swift (iOS), handleScenePhaseChange: the launch's own first `.active` is
+  /// handled apart, and the Tor restart and the sessions' rebuild happen only on a return
+  /// from background.
+  private var didHandleInitialActive = false
+  private var didEnterBackground = false
 
   public init(configuration: Configuration, scheduler: any AppScheduler, log: AppEventLog) {
     self.scheduler = scheduler
@@ -106,26 +111,41 @@ import Foundation
     activation.attach(proxy: urlSession, relays: relays)
   }
 
-  /// App launch: activation decides Tor and relays; the directory starts its timers.
+  /// App launch: activation decides Tor and relays; the directory starts its timers. The app
+  /// launches into the foreground: its first `.active` scene phase is handled here.
   public func launch() {
     activation.start()
     directory.start(bus: bus)
+    if activation.activationAllowed { didHandleInitialActive = true }
   }
 
-  /// bitchat's didEnterBackground: not-ready without stopping Arti, relays disconnected.
+  /// bitchat's `.background` scene phase: not-ready without stopping Arti, relays
+  /// disconnected, and the app remembers it went to the background.
   public func enterBackground() {
     tor.setAppForeground(false)
     tor.goDormantOnBackground()
     relays.disconnect()
+    didEnterBackground = true
   }
 
-  /// bitchat's willEnterForeground: restart Tor if allowed and not ready, then (detached)
-  /// awaitReady(timeout: 60), rebuild the sessions and reset the relay connections.
+  /// bitchat's `.active` scene phase (AppRuntime.swift, iOS): nothing at all unless network
+  /// activation is allowed; the launch's first one only marks itself handled; a return from
+  /// background restarts Tor if auto-start is allowed and it is not ready, then (detached, only
+  /// with auto-start allowed) awaits readiness up to 60 s, rebuilds the sessions and resets
+  /// the relay connections.
   public func enterForeground() {
+    guard activation.activationAllowed else { return }
     tor.setAppForeground(true)
-    if tor.isAutoStartAllowed() && !tor.isReady {
-      tor.ensureRunningOnForeground()
+    let returningFromBackground = didHandleInitialActive && didEnterBackground
+    if returningFromBackground {
+      if tor.isAutoStartAllowed() && !tor.isReady {
+        tor.ensureRunningOnForeground()
+      }
+    } else {
+      didHandleInitialActive = true
     }
+    didEnterBackground = false
+    guard returningFromBackground && tor.isAutoStartAllowed() else { return }
     scheduler.schedule(after: 0) {
       self.tor.awaitReady(timeout: 60) { _ in
         self.urlSession.rebuild()

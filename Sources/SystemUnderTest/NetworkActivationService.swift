@@ -49,7 +49,8 @@ import Foundation
   public private(set) var hasMutualFavorites: Bool
   public private(set) var inLocationChannel: Bool
   public private(set) var reachable = true
-  private var latestPathSatisfied = true
+  /// A reachability change waiting out the debounce: the value and when it was first reported.
+  private var pendingReachability: (value: Bool, since: Double)?
   private var pathDebounce: ScheduledTimer?
   private var started = false
 
@@ -128,17 +129,39 @@ import Foundation
     reevaluate()
   }
 
-  /// A path update: reachability follows it once it has held for 2.5 s.
+  /// A path update (reachable: any status but unsatisfied, so requires-connection counts).
+  /// bitchat's NetworkReachabilityMonitor (ReachabilityDebounce, ingest, scheduleFlush): a
+  /// report of the committed value cancels a pending change; a change commits once
+  /// `reachabilityDebounce` seconds have passed since it was *first* reported, so repeated
+  /// reports of the pending value keep its deadline instead of restarting it.
   public func pathUpdated(satisfied: Bool) {
-    latestPathSatisfied = satisfied
     pathDebounce?.cancel()
-    guard satisfied != reachable else { return }
-    pathDebounce = scheduler.schedule(after: Self.reachabilityDebounce) {
-      guard self.latestPathSatisfied == satisfied, self.reachable != satisfied else { return }
-      self.reachable = satisfied
-      self.log.state("activation", "reachable", .bool(satisfied))
-      self.reevaluate()
+    pathDebounce = nil
+    guard satisfied != reachable else {
+      pendingReachability = nil
+      return
     }
+    if pendingReachability?.value != satisfied {
+      pendingReachability = (satisfied, scheduler.now)
+    }
+    let since = pendingReachability?.since ?? scheduler.now
+    let remaining = max(0, Self.reachabilityDebounce - (scheduler.now - since))
+    if remaining == 0 {
+      commitReachability(satisfied)
+      return
+    }
+    pathDebounce = scheduler.schedule(after: remaining) {
+      guard self.pendingReachability?.value == satisfied else { return }
+      self.commitReachability(satisfied)
+    }
+  }
+
+  private func commitReachability(_ value: Bool) {
+    pendingReachability = nil
+    guard reachable != value else { return }
+    reachable = value
+    log.state("activation", "reachable", .bool(value))
+    reevaluate()
   }
 
   private func reevaluate() {
@@ -177,13 +200,18 @@ import Foundation
   }
 }
 
-/// How a stored preference value reads as a Bool: only a real Bool counts (JSON `true`/`false`,
-/// which Foundation hands back as NSNumber of ObjC type "c"); numbers and strings do not.
+/// How a stored preference value reads as a Bool, as bitchat reads it on Apple's platforms:
+/// `defaults.object(forKey:) as? Bool ?? true` (NetworkActivationService.swift, line 124).
+/// UserDefaults hands numbers back as NSNumber, and Swift's NSNumber-to-Bool bridging succeeds
+/// exactly for 0 and 1: a stored 0 reads as off, 1 as on; any other number, a string or
+/// anything else is no Bool (and bitchat then keeps Tor on).
 enum PreferenceValue {
   static func asBool(_ value: Any) -> Bool? {
     if let bool = value as? Bool, type(of: value) == Bool.self { return bool }
-    if let number = value as? NSNumber, String(cString: number.objCType) == "c" {
-      return number.boolValue
+    if let number = value as? NSNumber {
+      if String(cString: number.objCType) == "c" { return number.boolValue }
+      let double = number.doubleValue
+      if double == 0 || double == 1 { return double == 1 }
     }
     return nil
   }

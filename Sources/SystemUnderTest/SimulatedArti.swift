@@ -10,6 +10,8 @@
   public private(set) var starts = 0
   public private(set) var stops = 0
   public private(set) var probeCount = 0
+  /// When each probe ran, on the app's clock.
+  public private(set) var probeTimes: [Double] = []
   public let supportsOnionServices = false
 
   public nonisolated init(scheduler: any AppScheduler, bootstrapSeconds: Double? = 5) {
@@ -54,6 +56,7 @@
     host: String, port: UInt16, timeout: Double, completion: @escaping @AppActor (Bool) -> Void
   ) {
     probeCount += 1
+    probeTimes.append(scheduler.now)
     completion(bootstrapped)
   }
 }

@@ -213,7 +213,11 @@ import Foundation
     }
   }
 
-  /// Up to `timeout`: connect with a 1 s timeout, pause 250 ms, again.
+  /// Up to `timeout`: connect with a 1 s timeout, pause 250 ms, again. A try that fails ends
+  /// on its 1 s timer, not at the refusal: against a closed loopback port Apple's NWConnection
+  /// reports `.waiting`, which probeSocksOnce ignores (it resumes only on `.ready`, `.failed`,
+  /// `.cancelled` or its 1 s asyncAfter; TorManager.swift, probeSocksOnce), so each failed try
+  /// takes about 1.25 s, not 0.25 s.
   private func waitForSocksReady(
     deadline: Double, completion: @escaping @AppActor (Bool) -> Void
   ) {
@@ -221,16 +225,23 @@ import Foundation
       completion(false)
       return
     }
-    probe.probeOnce(host: socksHost, port: socksPort, timeout: 1.0) { reachable in
+    let tryStarted = scheduler.now
+    probe.probeOnce(host: socksHost, port: socksPort, timeout: Self.socksProbeTryTimeout) {
+      reachable in
       if reachable {
         completion(true)
         return
       }
-      self.scheduler.schedule(after: 0.25) {
+      let timerLeft = max(0, Self.socksProbeTryTimeout - (self.scheduler.now - tryStarted))
+      self.scheduler.schedule(after: timerLeft + Self.socksProbePause) {
         self.waitForSocksReady(deadline: deadline, completion: completion)
       }
     }
   }
+
+  /// probeSocksOnce's own timer, and waitForSocksReady's pause between tries.
+  nonisolated static let socksProbeTryTimeout = 1.0
+  nonisolated static let socksProbePause = 0.25
 
   // MARK: - Bootstrap monitoring
 

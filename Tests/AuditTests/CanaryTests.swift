@@ -82,7 +82,7 @@ import Testing
     policy.syncProbe = Fixtures.probe
     let probe = FrameBuilder.udpPacket(
       from: Fixtures.endpoint(Fixtures.device, 40200), to: Fixtures.probe.destination,
-      payload: SyncProbe.defaultPrefix + [0, 1])
+      payload: SyncProbe.defaultPrefix + Array(" fc-1a2b3c".utf8))
     let report = Fixtures.audit([probe] + Fixtures.torFlow, policy: policy)
     #expect(report.verdict == .pass)
     #expect(report.statistics.controlPackets == 1)
@@ -119,7 +119,7 @@ import Testing
   }
 
   @Test func knownDeviceAddressesMakeUnsolicitedTrafficInbound() {
-    var policy = Fixtures.policy
+    var policy = Fixtures.bare
     policy.deviceAddresses = [Fixtures.device]
     let unsolicited = FrameBuilder.tcpPacket(
       from: Fixtures.endpoint(Fixtures.world, 80), to: Fixtures.endpoint(Fixtures.device, 22),

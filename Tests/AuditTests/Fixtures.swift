@@ -9,13 +9,20 @@ enum Fixtures {
   static let world = IPAddress("10.66.1.20")!
   static let world6 = IPAddress("fd66:1::20")!
   static let probe = SyncProbe(
-    destination: Endpoint("10.66.1.1:9")!, payloadPrefix: SyncProbe.defaultPrefix)
+    destination: Endpoint("10.66.1.1:9")!, payload: nil)
 
   static func endpoint(_ address: IPAddress, _ port: UInt16) -> Endpoint {
     Endpoint(address: address, port: port)
   }
 
-  static let policy = AuditPolicy(allowed: [guardEndpoint])
+  /// The policy as the sandbox gives it: the guard allowed, the device's addresses and MAC
+  /// (Ethernet frames get their direction from the MAC, cooked ones carry it).
+  static let policy = AuditPolicy(
+    allowed: [guardEndpoint], deviceAddresses: [device, device6],
+    deviceLinkAddresses: [FrameBuilder.deviceMACValue],
+    linkNetworks: [IPNetwork("10.66.0.0/24")!, IPNetwork("fd66::/64")!])
+  /// The policy with nothing known of the device: only the allowlist.
+  static let bare = AuditPolicy(allowed: [guardEndpoint])
 
   /// An IP packet for each leak class, named by the class it must be reported as.
   static let canaries: [(String, LeakClass, [UInt8])] = [
@@ -124,12 +131,27 @@ enum Fixtures {
   ]
 
   static let linkControl: [(String, LinkControlKind, [UInt8], UInt16)] = [
-    ("arp", .arp, [0, 1, 8, 0, 6, 4, 0, 1] + [UInt8](repeating: 0, count: 20), 0x0806),
+    ("arp", .arp, FrameBuilder.arp(sender: device, target: IPAddress("10.66.0.1")!), 0x0806),
+    (
+      "arp probe", .arp,
+      FrameBuilder.arp(sender: .zero, target: device) + [UInt8](repeating: 0, count: 18), 0x0806
+    ),
+    (
+      "neighbour solicitation (duplicate address detection)", .neighbourDiscovery,
+      FrameBuilder.ip(
+        source: IPAddress("::")!, destination: IPAddress("ff02::1:ff00:2")!,
+        proto: IPProtocolNumber.icmpv6,
+        payload: FrameBuilder.neighbourSolicitation(target: device6, sourceMAC: nil),
+        hopLimit: 255),
+      0x86DD
+    ),
     (
       "neighbour solicitation", .neighbourDiscovery,
       FrameBuilder.ip(
-        source: IPAddress("::")!, destination: IPAddress("ff02::1:ff00:2")!,
-        proto: IPProtocolNumber.icmpv6, payload: FrameBuilder.icmp(type: 135), hopLimit: 255),
+        source: IPAddress("fe80::2")!, destination: IPAddress("ff02::1:ff00:1")!,
+        proto: IPProtocolNumber.icmpv6,
+        payload: FrameBuilder.neighbourSolicitation(target: IPAddress("fd66::1")!),
+        hopLimit: 255),
       0x86DD
     ),
     (
@@ -143,7 +165,8 @@ enum Fixtures {
       "mldv2 report with hop-by-hop router alert", .mld,
       FrameBuilder.ipv6(
         source: IPAddress("fe80::2")!, destination: IPAddress("ff02::16")!,
-        proto: IPProtocolNumber.icmpv6, payload: FrameBuilder.icmp(type: 143),
+        proto: IPProtocolNumber.icmpv6,
+        payload: FrameBuilder.mldv2Report(groups: [IPAddress("ff02::1:ff00:2")!]),
         extensions: [.hopByHop], hopLimit: 1),
       0x86DD
     ),
@@ -151,19 +174,29 @@ enum Fixtures {
       "igmp report", .igmp,
       FrameBuilder.ip(
         source: device, destination: IPAddress("224.0.0.22")!, proto: IPProtocolNumber.igmp,
-        payload: [0x22, 0, 0, 0, 0, 0, 0, 0], hopLimit: 1),
+        payload: FrameBuilder.igmpv3Report(groups: [IPAddress("224.0.0.251")!]), hopLimit: 1),
       0x0800
     ),
   ]
 
-  /// Audits IP packets wrapped for `linkType`, one millisecond apart.
+  /// Whether the device sent `packet` (an IP packet): everything does but what is addressed
+  /// to one of the device's addresses from elsewhere.
+  static func sentByDevice(_ packet: [UInt8]) -> Bool {
+    let decoded = packet.withUnsafeBytes { PacketDecoder(linkType: .raw).decode($0) }
+    let own: Set<IPAddress> = [device, device6]
+    return own.contains(decoded.source) || !own.contains(decoded.destination)
+  }
+
+  /// Audits IP packets wrapped for `linkType`, one millisecond apart, each framed as sent or
+  /// received as ``sentByDevice(_:)`` says, unless `outbound` says otherwise.
   static func audit(
     _ packets: [[UInt8]], linkType: LinkType = .ethernet, policy: AuditPolicy = Fixtures.policy,
-    etherType: UInt16? = nil
+    etherType: UInt16? = nil, outbound: [Bool]? = nil
   ) -> AuditReport {
     let auditor = Auditor(linkType: linkType, policy: policy)
     for (index, packet) in packets.enumerated() {
-      let frame = FrameBuilder.frame(linkType, ip: packet, etherType: etherType)
+      let sent = outbound?[index] ?? (etherType != nil || sentByDevice(packet))
+      let frame = FrameBuilder.frame(linkType, ip: packet, etherType: etherType, outbound: sent)
       _ = frame.withUnsafeBytes {
         auditor.consume(
           timestamp: 1_700_000_000_000_000_000 + Int64(index) * 1_000_000,

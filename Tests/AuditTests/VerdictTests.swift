@@ -14,7 +14,7 @@ import Testing
     let report = auditor.report(
       capture: CaptureStatistics(received: 10, dropped: 1, interfaceDropped: 0))
     #expect(report.verdict == .inconclusive)
-    #expect(report.reasons.map(\.kind) == [.drops])
+    #expect(report.reasons.map(\.kind) == [.drops, .noPackets])
     #expect(report.verdict.exitCode == 2)
   }
 
@@ -37,8 +37,12 @@ import Testing
     #expect(report.reasons.map(\.kind) == [.captureStartedLate])
   }
 
-  @Test func anEmptyCaptureWithoutAProbeRequirementPasses() {
-    #expect(Fixtures.audit([]).verdict == .pass)
+  /// Nothing seen proves nothing: an empty capture is inconclusive even when no positive
+  /// control was asked for.
+  @Test func anEmptyCaptureIsInconclusiveEvenWithoutAProbeRequirement() {
+    let report = Fixtures.audit([])
+    #expect(report.verdict == .inconclusive)
+    #expect(report.reasons.map(\.kind) == [.noPackets])
   }
 
   @Test func theReportRoundTripsThroughJSON() throws {

@@ -31,9 +31,11 @@ import Testing
 
   @Test(
     .enabled(if: Privilege.rootSkipReason == nil, "needs root"),
-    .enabled(if: binary != nil, "needs the failclosed binary (swift build)"),
+    .enabled(
+      if: Privilege.mayRun(needing: binary != nil), "needs the failclosed binary (swift build)"),
     arguments: [SIGTERM, SIGINT])
   func aSignalToTheHarnessLeavesNothing(_ signalNumber: Int32) async throws {
+    try #require(Self.binary != nil, "needs the failclosed binary (swift build)")
     let process = Process()
     process.executableURL = URL(fileURLWithPath: try #require(Self.binary))
     process.arguments = ["exec", "--no-tor", "--grace", "0", "--", "sleep", "30"]

@@ -12,7 +12,10 @@ import Testing
     defer { try? FileManager.default.removeItem(atPath: reportDirectory) }
     #expect(
       await FailClosedMain.run(["gen-pcap", path, "--packets", "5000", "--leak-every", "50"]) == 0)
-    let allow = TrafficGenerator.guards.flatMap { ["--allow", $0.description] }
+    let allow =
+      TrafficGenerator.guards.flatMap { ["--allow", $0.description] } + [
+        "--device-mac", "02:00:00:00:00:01",
+      ]
     #expect(
       await FailClosedMain.run(["audit", path, "--report", reportDirectory] + allow) == 5)
     let data = try Data(contentsOf: URL(fileURLWithPath: reportDirectory + "/audit.json"))

@@ -114,8 +114,9 @@ import TorControl
     #expect(result.events.contains { $0.action == "CIRCUIT_ESTABLISHED" })
   }
 
-  @Test(.enabled(if: haveStem, "needs Debian's python3-stem"))
+  @Test(.enabled(if: Privilege.mayRun(needing: haveStem), "needs Debian's python3-stem"))
   func stemWithPassword() throws {
+    try #require(Self.haveStem, "needs Debian's python3-stem")
     let recorder = DriverRecorder()
     let (driver, listener) = try Self.scaledPort(
       auth: ControlAuthentication(password: "s3cret pw"), recorder: recorder)
@@ -133,8 +134,9 @@ import TorControl
       recorder.commands.contains { $0.hasPrefix("SETEVENTS") && $0.contains("STATUS_CLIENT") })
   }
 
-  @Test(.enabled(if: haveStem, "needs Debian's python3-stem"))
+  @Test(.enabled(if: Privilege.mayRun(needing: haveStem), "needs Debian's python3-stem"))
   func stemWithSafeCookieAndCookie() throws {
+    try #require(Self.haveStem, "needs Debian's python3-stem")
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
       "failclosed-cookie-\(getpid())")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -269,8 +271,12 @@ import TorControl
     return try client.exchange(probe, closeWait: 0.25)
   }
 
-  @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: tor), "needs Debian's tor"))
+  @Test(
+    .enabled(
+      if: Privilege.mayRun(needing: FileManager.default.isExecutableFile(atPath: tor)),
+      "needs Debian's tor"))
   func repliesHaveTheFormOfRealTors() throws {
+    try #require(FileManager.default.isExecutableFile(atPath: Self.tor), "needs Debian's tor")
     let real = try RealTor()
     defer { real.stop() }
     try #require(real.waitUntilReady(), "tor did not open its control port")

@@ -68,7 +68,7 @@ import Testing
        "linkControl": {"arp": 0, "neighbourDiscovery": 0, "mld": 0, "igmp": 0},
        "statistics": {"linkType": "ethernet", "packets": 50, "bytes": 4000, "allowedPackets": 40,
                       "controlPackets": 1, "linkControlPackets": 3, "inboundPackets": 0,
-                      "leakPackets": 2, "leakReplyPackets": 2, "undecodablePackets": 0,
+                      "leakPackets": 2, "leakReplyPackets": 2, "undecodablePackets": 0, "undecidedPackets": 0,
                       "flowOverflowPackets": 0, "leakGroupOverflowPackets": 0},
        "capture": {"received": 52, "dropped": 2, "interfaceDropped": 1},
        "flows": [

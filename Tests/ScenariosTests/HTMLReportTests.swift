@@ -1,3 +1,4 @@
+import FailClosedSupport
 import Foundation
 import Testing
 
@@ -27,8 +28,9 @@ import Testing
     return rest.firstIndex(of: "\"").map { String(rest[..<$0]) }
   }
 
-  @Test(.enabled(if: available, "needs chromium (tools/install-deps)"))
+  @Test(.enabled(if: Privilege.mayRun(needing: available), "needs chromium (tools/install-deps)"))
   func chromiumRendersTheReportWithoutErrorsAndTheScreenshotIsNotBlank() throws {
+    try #require(Self.available, "needs chromium (tools/install-deps)")
     let dir = try makeTemporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: dir) }
     try ReportWriter.write(makeSampleReport(), to: dir)
@@ -60,8 +62,9 @@ import Testing
     }
   }
 
-  @Test(.enabled(if: available, "needs chromium (tools/install-deps)"))
+  @Test(.enabled(if: Privilege.mayRun(needing: available), "needs chromium (tools/install-deps)"))
   func aScriptErrorIsDetectedNotMistakenForARenderedPage() throws {
+    try #require(Self.available, "needs chromium (tools/install-deps)")
     let dir = try makeTemporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: dir) }
     let broken = HTMLReport.render(makeSampleReport())

@@ -124,6 +124,38 @@ import Testing
     #expect(rig.runtime.relays.pendingSendCount == 0)
   }
 
+  /// AppRuntime.swift (iOS), handleScenePhaseChange `.active`: only a return from background
+  /// with auto-start allowed restarts Tor and rebuilds the sessions; a foreground without a
+  /// background before it (the launch's own, or a repeated one) changes nothing, and neither
+  /// does any foreground while network activation is not allowed.
+  @Test func foregroundRebuildsOnlyOnAReturnFromBackground() {
+    let rig = Rig(profile: .bitchat)
+    rig.runtime.launch()
+    rig.clock.advance(by: 6)
+    let rebuilds = rig.runtime.urlSession.rebuildCount
+    rig.runtime.enterForeground()
+    rig.clock.advance(by: 5)
+    #expect(rig.runtime.urlSession.rebuildCount == rebuilds)
+    rig.runtime.enterBackground()
+    rig.clock.advance(by: 1)
+    rig.runtime.enterForeground()
+    rig.clock.advance(by: 10)
+    #expect(rig.runtime.urlSession.rebuildCount == rebuilds + 1)
+    // A second foreground with no background between: no second rebuild.
+    rig.runtime.enterForeground()
+    rig.clock.advance(by: 10)
+    #expect(rig.runtime.urlSession.rebuildCount == rebuilds + 1)
+    // Activation not allowed: background then foreground leaves Tor dormant.
+    rig.runtime.activation.setLocationPermission(authorized: false)
+    rig.clock.advance(by: 1)
+    let afterRevoke = rig.runtime.urlSession.rebuildCount
+    rig.runtime.enterBackground()
+    rig.runtime.enterForeground()
+    rig.clock.advance(by: 10)
+    #expect(rig.runtime.urlSession.rebuildCount == afterRevoke)
+    #expect(!rig.runtime.tor.isReady)
+  }
+
   @Test func weakness3OnionRelayAcceptedButUnreachableInBitchat() {
     let onion = "wss://abcdefghijklmnopqrstuvwxyz234567abcdefghijklmnopqrstuvwx.onion"
     let bitchat = Rig(profile: .bitchat)

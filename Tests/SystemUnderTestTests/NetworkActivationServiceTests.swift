@@ -21,11 +21,16 @@ import Testing
     }
   }
 
-  @Test func preferenceDefaultsOnAndNonBoolReadsAsOn() throws {
+  /// NetworkActivationService.swift line 124: `object(forKey:) as? Bool ?? true`. UserDefaults
+  /// returns numbers as NSNumber, which bridges to Bool for exactly 0 and 1: a stored 0 is off,
+  /// 1 on; 2, a string or nothing stored keep Tor on (TorPreferenceReadTests, bitchat's own).
+  @Test func preferenceDefaultsOnAndReadsThroughNSNumbersBoolBridging() throws {
     let key = NetworkActivationService.torPreferenceKey
     #expect(key == "networkActivationService.userTorEnabled")
     #expect(NetworkActivationService.persistedTorPreference(in: KeyValueStore()))
-    #expect(NetworkActivationService.persistedTorPreference(in: KeyValueStore(values: [key: 0])))
+    #expect(!NetworkActivationService.persistedTorPreference(in: KeyValueStore(values: [key: 0])))
+    #expect(NetworkActivationService.persistedTorPreference(in: KeyValueStore(values: [key: 1])))
+    #expect(NetworkActivationService.persistedTorPreference(in: KeyValueStore(values: [key: 2])))
     #expect(NetworkActivationService.persistedTorPreference(in: KeyValueStore(values: [key: "no"])))
     #expect(
       !NetworkActivationService.persistedTorPreference(in: KeyValueStore(values: [key: false])))
@@ -33,6 +38,9 @@ import Testing
     let path = NSTemporaryDirectory() + "failclosed-prefs-\(UUID().uuidString).json"
     defer { try? FileManager.default.removeItem(atPath: path) }
     try Data(#"{"networkActivationService.userTorEnabled": 0}"#.utf8).write(
+      to: URL(fileURLWithPath: path))
+    #expect(!NetworkActivationService.persistedTorPreference(in: try KeyValueStore(path: path)))
+    try Data(#"{"networkActivationService.userTorEnabled": 7}"#.utf8).write(
       to: URL(fileURLWithPath: path))
     #expect(NetworkActivationService.persistedTorPreference(in: try KeyValueStore(path: path)))
     try Data(#"{"networkActivationService.userTorEnabled": false}"#.utf8).write(
@@ -118,6 +126,31 @@ import Testing
     rig.tor.advance(2.6)
     #expect(rig.service.activationAllowed)
     #expect(rig.recorder.proxyModes.last == true)
+  }
+
+  /// NetworkReachabilityMonitor.swift, ReachabilityDebounce: the pending change keeps the time
+  /// it was first reported, so reports of the same value every second do not push the commit
+  /// out (the old model restarted the window on each and never committed); a report of the
+  /// committed value cancels it.
+  @Test func repeatedReportsKeepTheFirstDeadlineAndTheCommittedValueCancels() {
+    let rig = Rig()
+    rig.service.start()
+    rig.tor.advance(6)
+    rig.service.pathUpdated(satisfied: false)
+    for _ in 0..<2 {
+      rig.tor.advance(1)
+      rig.service.pathUpdated(satisfied: false)
+    }
+    #expect(rig.service.activationAllowed)
+    rig.tor.advance(0.6)
+    #expect(!rig.service.reachable)
+    #expect(!rig.service.activationAllowed)
+    // Flapping: false then true again within the window never commits.
+    rig.service.pathUpdated(satisfied: true)
+    rig.tor.advance(1)
+    rig.service.pathUpdated(satisfied: false)
+    rig.tor.advance(5)
+    #expect(!rig.service.reachable)
   }
 
   @Test func revokingPermissionShutsTorDownAndDisconnectsRelays() {

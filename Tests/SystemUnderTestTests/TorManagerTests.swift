@@ -52,12 +52,17 @@ import Testing
     #expect(rig.tor.lastError == TorManager.Failure(code: -14, message: "SOCKS not reachable"))
   }
 
-  @Test func socksProbeTriesEveryQuarterSecondForSixtySeconds() {
+  /// TorManager.swift, waitForSocksReady and probeSocksOnce: against a closed port each try
+  /// ends on its 1 s timer (NWConnection's `.waiting` is ignored), then a 250 ms pause, while
+  /// t < 60: tries at 0, 1.25, 2.5, ... 58.75, 48 in all, none after the deadline.
+  @Test func socksProbeTriesEveryOneAndAQuarterSecondsForSixtySeconds() {
     let rig = TorRig(bootstrapSeconds: nil)
     rig.start()
     rig.advance(120)
-    // One try at t=0, then one after each 250 ms pause while t < 60: 240 tries.
-    #expect(rig.arti.probeCount == 240)
+    let start = rig.arti.probeTimes.first ?? -1
+    let offsets = rig.arti.probeTimes.map { (($0 - start) * 1000).rounded() / 1000 }
+    #expect(offsets == (0..<48).map { Double($0) * 1.25 })
+    #expect(rig.tor.lastError == TorManager.Failure(code: -14, message: "SOCKS not reachable"))
   }
 
   @Test func weakness1BootstrapBetweenSixtyAndSeventyFiveSecondsNeverReadyInBitchat() {
@@ -175,7 +180,11 @@ import Testing
     rig2.tor.awaitReady(timeout: 10) { ready2 = $0 }
     rig2.advance(2.9)
     #expect(ready2 == nil)
-    rig2.advance(0.5)
+    // Bootstrapped at 3 s, but the SOCKS probe's tries run at 0, 1.25, 2.5 and 3.75 s (each
+    // failed try ends on its 1 s timer): ready at the 3.75 s try, seen by the next 200 ms poll.
+    rig2.advance(0.8)
+    #expect(ready2 == nil)
+    rig2.advance(0.3)
     #expect(ready2 == true)
   }
 

@@ -1,0 +1,32 @@
+/// Why a packet that left the device is a leak: the evidence a reviewer reads next to the
+/// class. Several leaks of one class and destination with different reasons are kept apart.
+public enum LeakReason: String, Sendable, Codable, CaseIterable {
+  /// Its destination is not an allowed endpoint.
+  case destinationNotAllowed = "destination-not-allowed"
+  /// It left the device carrying an allowed endpoint's address as its source: a reply can
+  /// only arrive, so this is a forged packet, judged by where it goes.
+  case forgedSource = "forged-source"
+  /// An ICMP error not sent towards the endpoint of the allowed flow it quotes.
+  case icmpErrorMisdirected = "icmp-error-misdirected"
+  /// An ICMP error whose quote does not fit the flow it names (its addresses, or more bytes
+  /// than the quoted packet had).
+  case icmpQuoteInconsistent = "icmp-quote-inconsistent"
+  /// An ICMP error longer than an error may be (576 bytes in IPv4, 1280 in IPv6).
+  case icmpErrorOversized = "icmp-error-oversized"
+  /// IPv4 options (source routing, record route, timestamps, anything but router alert).
+  case ipOptions = "ip-options"
+  /// An IPv6 routing header: the destination is only a waypoint.
+  case routingHeader = "ipv6-routing-header"
+  /// Fragments whose pieces disagree (overlap the transport header or each other).
+  case fragmentOverlap = "fragment-overlap"
+  /// ARP, neighbour discovery, MLD or IGMP that is not well formed, or carries bytes beyond
+  /// the protocol.
+  case malformedLinkControl = "malformed-link-control"
+  /// Link control about addresses or groups beyond the link.
+  case linkControlOffLink = "link-control-off-link"
+  /// More positive-control packets than the harness sends.
+  case probeImitation = "probe-imitation"
+  /// A frame that is not IP, or whose headers do not decode.
+  case notIP = "not-ip"
+  case undecodable
+}
