@@ -123,8 +123,12 @@ import Testing
     return rest.firstIndex(of: "\"").map { String(rest[..<$0]) }
   }
 
-  @Test(.enabled(if: HTMLReportTests.available, "needs chromium (tools/install-deps)"))
+  @Test(
+    .enabled(
+      if: Privilege.mayRun(needing: HTMLReportTests.available),
+      "needs chromium (tools/install-deps)"))
   func aCrowdedTimelineIsReadableWithALegendAnAxisAndDistinctLeakAndExposure() throws {
+    try #require(HTMLReportTests.available, "needs chromium (tools/install-deps)")
     let dir = try makeTemporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: dir) }
     let capture = dir + "/capture.pcap"
@@ -150,8 +154,12 @@ import Testing
   }
 
   /// The canary for the self-check: labels forced onto one row are counted as overlapping.
-  @Test(.enabled(if: HTMLReportTests.available, "needs chromium (tools/install-deps)"))
+  @Test(
+    .enabled(
+      if: Privilege.mayRun(needing: HTMLReportTests.available),
+      "needs chromium (tools/install-deps)"))
   func overlappingLabelsAreCounted() throws {
+    try #require(HTMLReportTests.available, "needs chromium (tools/install-deps)")
     let dir = try makeTemporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: dir) }
     let html = HTMLReport.render(Self.crowdedReport(pcap: nil))
@@ -165,8 +173,12 @@ import Testing
     #expect(Int(Self.attribute("data-label-overlaps", in: dom.output) ?? "") ?? 0 > 0)
   }
 
-  @Test(.enabled(if: HTMLReportTests.available, "needs chromium (tools/install-deps)"))
+  @Test(
+    .enabled(
+      if: Privilege.mayRun(needing: HTMLReportTests.available),
+      "needs chromium (tools/install-deps)"))
   func thePagePrintsToPDFWithEveryScenario() throws {
+    try #require(HTMLReportTests.available, "needs chromium (tools/install-deps)")
     let dir = try makeTemporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: dir) }
     try ReportWriter.write(makeSampleReport(), to: dir)
