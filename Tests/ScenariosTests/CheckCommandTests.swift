@@ -55,14 +55,13 @@ import Testing
 }
 
 /// `check --mutate` for real (root): the library is held to it, and a scenario that proves
-/// nothing is caught (the canary).
-@Suite(.serialized, .enabled(if: Privilege.rootSkipReason == nil, "needs root"))
-struct CheckMutateTests {
+/// nothing is caught (the canary). In ScenarioRunnerTests' serialized suite, so these runs never
+/// share the machine with the whole-library run (timing-sensitive deadlines).
+extension ScenarioRunnerTests {
   /// Every mock library file with faults, run without them, must change its verdict (or keep
   /// it, if the file declares `sameWithoutFaults`). Its verdict as written is held to PASS by
   /// ScenarioRunnerTests.theWholeMockLibraryPassesThroughLeakAudit, so only the mutants run.
   @Test func everyLibraryScenarioWithFaultsFailsWithoutThem() async throws {
-    let runner = ScenarioRunner(options: .init(executable: failclosedBinary))
     var mutants: [(Scenario, Scenario)] = []
     for file in try ScenarioLoader.scenarioFiles(in: scenariosDirectory) {
       let scenario = try ScenarioLoader.loadFile(file).get()
@@ -149,8 +148,7 @@ struct CheckMutateTests {
 /// `replay` prints what the reports say (issue 20): sentences, not Swift type dumps; exposure
 /// by the user's choice called exposure, never LEAK under a PASS; the reports and the capture
 /// written, named relative to the report.
-@Suite(.serialized, .enabled(if: Privilege.rootSkipReason == nil, "needs root"))
-struct ReplayOutputTests {
+extension ScenarioRunnerTests {
   @Test func replayOfTheUsersChoiceSaysExposureInTheReportsWords() throws {
     let directory = try makeTemporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
