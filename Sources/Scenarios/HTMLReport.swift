@@ -281,9 +281,15 @@ public enum HTMLReport {
           });
           pts.push(x(dur) + "," + last);
           el("polyline", {points: pts.join(" "), fill: "none", stroke: TORMANAGER, "stroke-width": 2}, svg);
+          // After a crash the app may still read its last progress: shade the lane from the
+          // crash on, so a dead Tor never looks like a healthy 100%.
+          s.events.filter(function (ev) { return ev.name === "tor-crashed"; }).slice(0, 1).forEach(function (ev) {
+            tip(el("rect", {x: x(ev.time), y: top, width: Math.max(1, x(dur) - x(ev.time)), height: boot - 4,
+              fill: CRASH, "fill-opacity": 0.12, "class": "tor-down"}, svg), fmt(ev.time) + ": Tor crashed; the line is what the app still reads");
+          });
           var final = s.bootstrap[s.bootstrap.length - 1];
-          el("text", {x: W - right - 2, y: Math.max(top + 10, last - 3), "font-size": 10, "text-anchor": "end",
-            fill: TORMANAGER, "class": "label final"}, svg).textContent = final.progress + "% at the end";
+          el("text", {x: W - right - 2, y: last < top + 16 ? last + 12 : last - 4, "font-size": 10, "text-anchor": "end",
+            fill: TORMANAGER, "class": "label final"}, svg).textContent = final.progress + "% at the end (as the app read it)";
           s.bootstrap.forEach(function (b) {
             tip(el("circle", {cx: x(b.time), cy: by - bh * b.progress / 100, r: 3, fill: "#1565c0"}, svg),
               fmt(b.time) + ": " + b.progress + "% " + b.summary);
