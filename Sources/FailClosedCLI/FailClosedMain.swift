@@ -13,6 +13,7 @@ public enum FailClosedMain {
     AppCommand(),
     LeakAuditCommand(),
     ReplayCommand(),
+    CheckCommand(),
   ]
 
   public static let overview = """

@@ -20,7 +20,8 @@ public struct LeakAuditCommand: Command {
     packet, then the mock Tor and the modelled app run in the device on a clock that runs
     --time-scale times faster than real time. Each scenario is judged from its capture (deny by
     default: only the fake Tor guard is allowed) and from the app's events against the file's
-    expectations. A malformed file is reported, naming the file and field; the others still run.
+    expectations. Each file first passes the checks of `failclosed check`; a malformed one is
+    reported, naming the file and field, and the others still run.
 
     Real-tor scenarios ("lane": "real-tor") run after the mock lane, one after another, in one
     private Tor network (Debian's tor: three authorities, exit, middle, obfs4 bridge) started
@@ -32,13 +33,15 @@ public struct LeakAuditCommand: Command {
 
     Verdicts: PASS, LEAK (a leak, or a canary that was not caught), FAILED (an expectation not
     met), INCONCLUSIVE (drops, no positive control, a run error; never shown as a pass).
-    Reports (--report DIR): report.json, junit.xml, sarif.json, summary.md, index.html, and
-    pcaps/ with the capture of every scenario that did not pass (of all with --keep-pcaps).
+    Reports (in reports/, or --report DIR): report.json, junit.xml, sarif.json, summary.md,
+    index.html, and pcaps/ with the capture of every scenario that did not pass (of all with
+    --keep-pcaps), which the reports name relative to DIR.
     Exit code: 0 all pass, 5 a leak or failed expectation, 2 inconclusive or setup error.
     Needs root (namespaces, nftables, capture).
     """
   public let options: [OptionSpec] = [
-    OptionSpec("report", .single, valueName: "DIR", help: "write the reports into DIR"),
+    OptionSpec(
+      "report", .single, valueName: "DIR", help: "write the reports into DIR (default reports)"),
     OptionSpec(
       "filter", .single, valueName: "TEXT", help: "only scenarios whose name contains TEXT"),
     OptionSpec("shard", .single, valueName: "I/N", help: "only the I-th of N shards (1-based)"),
@@ -88,11 +91,9 @@ public struct LeakAuditCommand: Command {
     }
     let mockLane = selected.filter { $0.lane == .mock }
     let realLane = selected.filter { $0.lane == .realTor }
-    let report = arguments.value("report")
+    let report = arguments.value("report") ?? Self.defaultReportDirectory
     let keepAll = arguments.has("keep-pcaps")
-    let work =
-      report.map { $0 + "/work" }
-      ?? NSTemporaryDirectory() + "failclosed-leak-audit-\(getpid())"
+    let work = report + "/work"
     let runner = ScenarioRunner(
       options: ScenarioRunner.Options(
         executable: Self.executablePath(), timeScale: Double(scale), workDirectory: work))
@@ -122,11 +123,8 @@ public struct LeakAuditCommand: Command {
       results: results, loadErrors: loadErrors, networkReadySeconds: networkReady)
     print("")
     print(TerminalFormat.summaryTable(runReport))
-    if let report {
-      let written = try ReportWriter.write(runReport, to: report)
-      if keepAll { try Self.copyAllPcaps(results, to: report + "/pcaps") }
-      print("reports: \(written.filter { !$0.contains("/pcaps/") }.joined(separator: " "))")
-    }
+    let written = try ReportWriter.write(runReport, to: report, keepAllPcaps: keepAll)
+    print("reports: \(written.filter { !$0.contains("/pcaps/") }.joined(separator: " "))")
     try? FileManager.default.removeItem(atPath: work)
     return runReport.exitCode
   }
@@ -225,17 +223,8 @@ public struct LeakAuditCommand: Command {
     return String(words[index + 1]).trimmingCharacters(in: CharacterSet(charactersIn: "."))
   }
 
-  static func copyAllPcaps(_ results: [ScenarioResult], to directory: String) throws {
-    let files = FileManager.default
-    try files.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    for result in results {
-      guard let pcap = result.outcome.capture.pcapPath, files.fileExists(atPath: pcap) else {
-        continue
-      }
-      let target = directory + "/\(result.scenario.name).pcap"
-      if !files.fileExists(atPath: target) { try files.copyItem(atPath: pcap, toPath: target) }
-    }
-  }
+  /// Where the reports go without --report (README: `reports/`).
+  static let defaultReportDirectory = "reports"
 
   /// The running binary, which the device runs as `mock-tor` and `app`.
   static func executablePath() -> String {

@@ -44,7 +44,7 @@ public struct MockTorCommand: Command {
       OptionSpec("force-non-loopback", .flag, help: "allow --listen on a non-loopback address"),
       OptionSpec(
         "bootstrap-plan", .single, valueName: "PLAN",
-        help: "healthy[:SECONDS] (default healthy:5), stall:TAG[:timeout|refused], never, "
+        help: "healthy[:SECONDS] (default healthy:5), stall:TAG[:timeout|refused][:UNTIL], never, "
           + "flap:SECONDS, crash:SECONDS"),
       OptionSpec(
         "map", .repeated, valueName: "HOST=IP:PORT", help: "route HOST to a local address"),

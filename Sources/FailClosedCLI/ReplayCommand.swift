@@ -2,98 +2,162 @@ import FailClosedSupport
 import Foundation
 import Scenarios
 
-/// `failclosed replay FILE`: one scenario, verbosely: the app's events as they happened, each
-/// expectation with its reason, and every leak with its evidence.
+/// `failclosed replay FILE`: one scenario, verbosely: the app's events as they happen, each
+/// expectation in the reports' own sentences with its reason, every leak with its evidence,
+/// and exposure by the user's choice called exposure.
 public struct ReplayCommand: Command {
   public init() {}
   public let name = "replay"
-  public let summary = "run one scenario verbosely (events, expectations, leaks)"
+  public let summary = "run one scenario verbosely (events as they happen, expectations, leaks)"
   public let usage = """
     Usage: failclosed replay Scenarios/NAME.json [--report DIR] [--time-scale N]
 
-    Runs one scenario as leak-audit does and prints what happened: the app's events on the
-    virtual time axis, tor's timeline, each expectation met or failed with its reason, and
-    each leak (class, destination, names in clear, first time, packets). A real-tor scenario
-    starts its own private Tor network first (and runs in real time). With --report the
-    reports and the capture are kept in DIR. Exit codes as for leak-audit.
+    Runs one scenario as leak-audit does and prints what happened: the app's events (and the
+    harness's: a Tor crash, a censor change) on the virtual time axis as they happen, so an
+    interrupted replay still shows them; tor's timeline; each expectation met or failed, in
+    the reports' words, with its reason; each leak (class, destination, names in clear, first
+    time, packets) and the exposure by the user's choice (traffic while the user had Tor off:
+    not a leak). A real-tor scenario starts its own private Tor network first (and runs in
+    real time; its events are printed at the end). The reports and the capture go to
+    reports/NAME (or --report DIR). Exit codes as for leak-audit.
     """
+  /// The options; where the scenario comes from is decided in ``scenario(_:)`` alone.
   public let options: [OptionSpec] = [
-    OptionSpec("report", .single, valueName: "DIR", help: "write the reports and capture here"),
+    OptionSpec(
+      "report", .single, valueName: "DIR",
+      help: "write the reports and capture here "
+        + "(default reports/NAME)"),
     OptionSpec("time-scale", .single, valueName: "N", help: "virtual seconds per second (25)"),
   ]
 
   public func run(_ arguments: ParsedArguments) async throws -> Int32 {
-    guard arguments.positional.count == 1, let file = arguments.positional.first else {
-      throw UsageError("expected exactly one scenario file")
-    }
+    let scale = try arguments.integer("time-scale", in: 1...1000) ?? 25
     guard Privilege.isRoot else {
       throw UsageError("replay needs root (network namespaces, nftables, libpcap capture)")
     }
-    let scenario: Scenarios.Scenario
-    switch ScenarioLoader.loadFile(file) {
-    case .success(let loaded): scenario = loaded
-    case .failure(let error):
-      FailClosedMain.printError("failclosed replay: \(error)")
-      return ExitCode.usage
-    }
-    let scale = try arguments.integer("time-scale", in: 1...1000) ?? 25
-    let report = arguments.value("report")
-    let work =
-      report.map { $0 + "/work" } ?? NSTemporaryDirectory() + "failclosed-replay-\(getpid())"
-    let runner = ScenarioRunner(
-      options: ScenarioRunner.Options(
-        executable: LeakAuditCommand.executablePath(), timeScale: Double(scale),
-        workDirectory: work))
-    print("\(scenario.name): \(scenario.title)\n  proves: \(scenario.proves)")
+    guard let scenario = try Self.scenario(arguments) else { return ExitCode.usage }
+    let report =
+      arguments.value("report")
+      ?? LeakAuditCommand.defaultReportDirectory + "/" + scenario.name
+    let work = report + "/work"
+    defer { try? FileManager.default.removeItem(atPath: work) }
+    Self.emit("\(scenario.name): \(scenario.title)")
+    Self.emit("  proves: \(scenario.proves)")
+    Self.emit("  tor: \(scenario.tor.summary)" + Self.censorSummary(scenario))
     let result: ScenarioResult
     var networkReady: Double?
     if scenario.lane == .realTor {
+      Self.emit("\nstarting a private Tor network (real time); events follow the run")
       // A private Tor network of its own, started and torn down for this one scenario.
       let real = await LeakAuditCommand.runRealLane(
         [scenario], executable: LeakAuditCommand.executablePath(),
         directory: work + "/real-lane", total: 1, progress: ProgressCounter())
       result = real.results[0]
       networkReady = real.networkReadySeconds
+      Self.emit("\nevents (real seconds):")
+      for event in result.outcome.events { Self.emit(Self.line(event)) }
     } else {
+      Self.emit("\nevents (virtual seconds, as they happen):")
+      let runner = ScenarioRunner(
+        options: ScenarioRunner.Options(
+          executable: LeakAuditCommand.executablePath(), timeScale: Double(scale),
+          workDirectory: work, onEvent: { Self.emit(Self.line($0)) }))
       result = ScenarioResult(scenario: scenario, outcome: await runner.run(scenario))
     }
-    let outcome = result.outcome
-    print("\nevents (virtual seconds):")
-    for event in outcome.events {
-      let fields = event.fields.keys.sorted().map { "\($0)=\(event.fields[$0]!)" }
-      print(
-        "  " + formatSeconds(event.time).padding(toLength: 9, withPad: " ", startingAt: 0)
-          + event.name + (fields.isEmpty ? "" : " " + fields.joined(separator: " ")))
-    }
-    let torTimeline = CondensedTorEntry.condense(outcome.torTimeline)
-    if !torTimeline.isEmpty {
-      print("\ntor's timeline (\(scenario.lane == .realTor ? "real" : "virtual") seconds):")
-      for entry in torTimeline { print("  " + entry.line) }
-    }
-    if let fetched = outcome.fetchThroughExit {
-      print("fetch through the exit: \(fetched ? "succeeded" : "failed")")
-    }
-    print("\nexpectations:")
-    for item in result.judgement.expectations {
-      print("  [\(item.status)] \(item.expectation): \(item.reason)")
-    }
-    print("\ncapture: \(outcome.capture.packets) packets, \(outcome.capture.dropped) dropped")
-    for leak in outcome.audit.leaks {
-      print(
-        "  LEAK \(leak.leakClass.rawValue) \(leak.transport) to \(leak.destination)"
-          + (leak.names.isEmpty ? "" : " names \(leak.names.joined(separator: ","))")
-          + " first at \(formatSeconds(leak.firstTime)), \(leak.packets) packets")
-    }
-    if let error = outcome.runError { print("run error: \(error)") }
-    print("\nverdict: \(TerminalFormat.label(result.verdict))")
+    Self.printResult(result, lane: scenario.lane)
     let runReport = RunReport(
       startedAt: ISO8601DateFormatter().string(from: Date()), versions: LeakAuditCommand.versions(),
       timeScale: Double(scale), results: [result], networkReadySeconds: networkReady)
-    if let report {
-      try ReportWriter.write(runReport, to: report)
-      try LeakAuditCommand.copyAllPcaps([result], to: report + "/pcaps")
-    }
-    try? FileManager.default.removeItem(atPath: work)
+    let written = try ReportWriter.write(runReport, to: report, keepAllPcaps: true)
+    Self.emit("reports: " + written.joined(separator: " "))
     return runReport.exitCode
+  }
+
+  /// The scenario to replay, from the arguments; nil after printing why there is none.
+  static func scenario(_ arguments: ParsedArguments) throws -> Scenarios.Scenario? {
+    guard arguments.positional.count == 1, let file = arguments.positional.first else {
+      throw UsageError("expected exactly one scenario file")
+    }
+    switch ScenarioLoader.loadFile(file) {
+    case .success(let scenario): return scenario
+    case .failure(let error):
+      FailClosedMain.printError("failclosed replay: \(error)")
+      return nil
+    }
+  }
+
+  /// "; censor: drop tor-guards tcp until 30 s; DNS poisoned: nos.lol".
+  static func censorSummary(_ scenario: Scenarios.Scenario) -> String {
+    var parts: [String] = []
+    let rules = scenario.network.censor.map { rule in
+      [
+        rule.action.rawValue, rule.target, rule.transport?.rawValue,
+        rule.port.map { "port \($0)" }, rule.longerThan.map { "longer than \($0) bytes" },
+        rule.from.map { "from \(formatSeconds($0))" },
+        rule.until.map { "until \(formatSeconds($0))" },
+      ].compactMap { $0 }.joined(separator: " ")
+    }
+    if !rules.isEmpty { parts.append("censor: " + rules.joined(separator: ", ")) }
+    if !scenario.network.dnsPoisoning.isEmpty {
+      parts.append(
+        "DNS poisoned (A and AAAA): "
+          + scenario.network.dnsPoisoning.map(\.name).joined(separator: ", "))
+    }
+    return parts.isEmpty ? "" : "; " + parts.joined(separator: "; ")
+  }
+
+  static func line(_ event: ScenarioEvent) -> String {
+    let fields = event.fields.keys.sorted().map { "\($0)=\(event.fields[$0]!)" }
+    return "  " + formatSeconds(event.time).padding(toLength: 9, withPad: " ", startingAt: 0)
+      + event.name + (fields.isEmpty ? "" : " " + fields.joined(separator: " "))
+  }
+
+  /// Everything after the events, in the reports' words.
+  static func printResult(_ result: ScenarioResult, lane: Lane) {
+    let outcome = result.outcome
+    let torTimeline = CondensedTorEntry.condense(outcome.torTimeline)
+    if !torTimeline.isEmpty {
+      emit("\ntor's timeline (\(lane == .realTor ? "real" : "virtual") seconds):")
+      for entry in torTimeline { emit("  " + entry.line) }
+    }
+    if let fetched = outcome.fetchThroughExit {
+      emit("fetch through the exit: \(fetched ? "succeeded" : "failed")")
+    }
+    emit("\nexpectations:")
+    for item in result.judgement.expectations {
+      let status = item.status == .met ? "met" : item.status.rawValue.uppercased()
+      emit(
+        "  " + status.padding(toLength: 13, withPad: " ", startingAt: 0)
+          + "\(item.expectation.sentence): \(item.reason)")
+    }
+    emit(
+      "\ncapture: \(outcome.capture.packets) packets, \(outcome.capture.dropped) dropped, "
+        + "positive control \(outcome.capture.positiveControlSeen ? "seen" : "NOT seen")")
+    let leaks = result.judgement.leaks
+    emit(
+      leaks.isEmpty
+        ? "leaks: none" : "leaks (\(result.scenario.isCanary ? "expected: a canary" : "LEAK")):")
+    for leak in leaks { emit("  " + evidence(leak)) }
+    let exposure = result.judgement.exposure
+    if !exposure.isEmpty {
+      emit("exposure by the user's choice (Tor was off: reported, not a leak):")
+      for flow in exposure { emit("  " + evidence(flow)) }
+    }
+    if let error = outcome.runError { emit("run error: \(error)") }
+    for reason in result.judgement.reasons where result.verdict != .pass {
+      emit("why: \(reason)")
+    }
+    emit("\nverdict: \(TerminalFormat.label(result.verdict))")
+  }
+
+  static func evidence(_ leak: ScenarioLeak) -> String {
+    "\(leak.leakClass.rawValue) \(leak.transport) to \(leak.destination)"
+      + (leak.names.isEmpty ? "" : " names \(leak.names.joined(separator: ", "))")
+      + " first at \(formatSeconds(leak.firstTime)), \(leak.packets) packets"
+  }
+
+  /// Written at once (not buffered): events stream while the run goes on.
+  static func emit(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
   }
 }

@@ -172,16 +172,32 @@ private struct Context {
       return (.met, "no \"\(pattern)\"" + (before.map { " before \(seconds($0))" } ?? ""))
 
     case .requestSent(let transport, let by):
+      // What counts: an HTTP request started on the transport (a directory fetch, a page
+      // load, a held URL once it loads) or a relay connection opened on it (WebSocket).
       let sent = events.filter {
-        $0.name == ScenarioEventName.requestSent && $0.fields["transport"] == transport.rawValue
+        $0.fields["transport"] == transport.rawValue
+          && ($0.name == ScenarioEventName.requestSent
+            || ($0.name == ScenarioEventName.socketOpened && $0.fields["purpose"] == "relay"))
+      }
+      func what(_ event: ScenarioEvent) -> String {
+        event.name == ScenarioEventName.requestSent
+          ? "HTTP request \(event.fields["url"] ?? "")"
+          : "relay connection to \(event.fields["target"] ?? "")"
       }
       guard let first = sent.first else {
-        return (.failed, "no request was sent via \(transport.rawValue)")
+        return (
+          .failed,
+          "no HTTP request and no relay connection went out via \(transport.rawValue)"
+        )
       }
       if first.time > by {
-        return (.failed, "first request via \(transport.rawValue) at \(seconds(first.time))")
+        return (
+          .failed,
+          "the first request via \(transport.rawValue) was at \(seconds(first.time)) "
+            + "(\(what(first))), after \(seconds(by))"
+        )
       }
-      return (.met, "request via \(transport.rawValue) at \(seconds(first.time))")
+      return (.met, "\(what(first)) via \(transport.rawValue) at \(seconds(first.time))")
 
     case .proxyMode(let mode, let at):
       guard
@@ -365,7 +381,8 @@ private struct Context {
       case ScenarioEventName.readyChanged: ready = event.fields["isReady"] == "true"
       case ScenarioEventName.torUserPreferenceChanged:
         preferenceOn = event.fields["enabled"] != "false"
-      case ScenarioEventName.requestQueued: queued += 1
+      // Onion Browser's held URL is queued too: it waits for Tor as a message does.
+      case ScenarioEventName.requestQueued, "request-held": queued += 1
       case ScenarioEventName.requestSent, ScenarioEventName.socketOpened:
         // The SOCKS probe and the control port are how the app learns readiness: not requests.
         let transport = event.fields["transport"] ?? ""
@@ -386,7 +403,11 @@ private struct Context {
       }
     }
     if queued == 0 {
-      return (.failed, "no request was queued: the scenario did not exercise the queue")
+      return (
+        .failed,
+        "nothing was queued (no request-queued message or relay connect, no held URL): the "
+          + "scenario did not exercise the queue"
+      )
     }
     return (.met, "\(queued) request(s) queued, none sent before Tor was ready")
   }

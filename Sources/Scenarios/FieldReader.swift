@@ -23,12 +23,23 @@ struct FieldReader {
 
   func value(_ key: String) -> JSONValue? { members.first { $0.key == key }?.value }
 
-  /// Rejects members not in `allowed`, naming the first unknown one and the known ones.
-  func rejectUnknown(allowing allowed: [String]) throws(ScenarioError) {
+  /// Rejects members not in `allowed`, naming the first unknown one, the closest known one
+  /// ("did you mean") and the known ones. `otherSpellings` maps another vocabulary's name for
+  /// a field (the app driver's `action`) to this one's (`do`).
+  func rejectUnknown(allowing allowed: [String], otherSpellings: [String: String] = [:])
+    throws(ScenarioError)
+  {
     for member in members where !allowed.contains(member.key) {
+      if let spelling = otherSpellings[member.key], allowed.contains(spelling) {
+        throw fail(
+          member.key,
+          "unknown field: scenario files spell it \"\(spelling)\" (\"\(member.key)\" is the app "
+            + "driver's name, docs/app-driver.md)")
+      }
       throw fail(
         member.key,
-        "unknown field (expected one of: \(allowed.joined(separator: ", ")))")
+        "unknown field" + NameSuggestion.hint(for: member.key, in: allowed)
+          + " (expected one of: \(allowed.joined(separator: ", ")))")
     }
   }
 
@@ -70,7 +81,13 @@ struct FieldReader {
       return nil
     }
     guard case .string(let s) = value, allowed.contains(s) else {
-      throw fail(key, "expected \(what), got \(value.shortDescription)")
+      let hint: String
+      if case .string(let s) = value {
+        hint = NameSuggestion.hint(for: s, in: allowed)
+      } else {
+        hint = ""
+      }
+      throw fail(key, "expected \(what), got \(value.shortDescription)" + hint)
     }
     return s
   }

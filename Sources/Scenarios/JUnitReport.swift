@@ -70,6 +70,11 @@ public enum JUnitReport {
     for e in r.judgement.expectations {
       lines.append("[\(e.status.rawValue)] \(e.expectation.sentence): \(e.reason)")
     }
+    let harness = r.outcome.harnessLines
+    if !harness.isEmpty {
+      lines.append("faults applied:")
+      lines += harness.map { "  " + $0 }
+    }
     let timeline = CondensedTorEntry.condense(r.outcome.torTimeline)
     if !timeline.isEmpty {
       lines.append("tor's timeline:")

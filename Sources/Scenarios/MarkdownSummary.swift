@@ -34,6 +34,7 @@ public enum MarkdownSummary {
         for e in r.judgement.expectations where e.status != .met {
           lines.append("- \(e.status.rawValue): \(cell(e.expectation.sentence)): \(cell(e.reason))")
         }
+        for line in r.outcome.harnessLines { lines.append("- fault applied: \(cell(line))") }
         if let pcap = r.outcome.capture.pcapPath { lines.append("- capture: `\(pcap)`") }
       }
     }

@@ -5,8 +5,10 @@ import Sandbox
 /// Turns a scenario's network plan into the Sandbox's censor rules, with the symbolic targets
 /// resolved to the sandbox's fixed addresses (Sandbox.AddressPlan).
 public enum SandboxMapping {
-  /// Where a poisoned name points: the censor's world-side address, where nothing listens.
+  /// Where a poisoned name points: the censor's world-side addresses, where nothing listens.
+  /// Both record types are poisoned: an app that asks AAAA first (bitchat) is fooled too.
   public static let sinkholeV4 = AddressPlan.censorWorldSideV4
+  public static let sinkholeV6 = AddressPlan.censorWorldSideV6
 
   /// The private network's endpoints the real-Tor lane's targets name: `tor-relays` every
   /// ORPort and DirPort in its consensus, `tor-bridge` the obfs4 bridge's endpoint.
@@ -75,9 +77,11 @@ public enum SandboxMapping {
       }
     }
     if !plan.dnsPoisoning.isEmpty {
-      rules.append(
-        Sandbox.CensorRule(
-          action: .poisonDNS, poisonAddress: sinkholeV4, names: plan.dnsPoisoning.map(\.name)))
+      for sinkhole in [sinkholeV4, sinkholeV6] {
+        rules.append(
+          Sandbox.CensorRule(
+            action: .poisonDNS, poisonAddress: sinkhole, names: plan.dnsPoisoning.map(\.name)))
+      }
     }
     return rules
   }

@@ -15,6 +15,9 @@ public struct Scenario: Sendable, Equatable {
   public var weakness: Int?
   /// A known gap of the profile this scenario shows (bitchat has no bridges), in a sentence.
   public var gap: String?
+  /// Why the verdict must be the same without the faults (DNS poisoning that the app never
+  /// sees): `check --mutate` then holds the scenario to an unchanged verdict instead.
+  public var sameWithoutFaults: String?
   /// How long the scenario runs, in virtual seconds (real seconds on the real-Tor lane).
   public var duration: Double
   /// The Tor side: the mock's plan, or Debian's tor driven by the app on the real-Tor lane.

@@ -98,7 +98,8 @@ public enum ScenarioExpectation: Sendable, Equatable {
     case .noLeak: return "no leak"
     case .leakCaught(let classes):
       return "a \(classes.map(\.rawValue).joined(separator: ", ")) leak is caught"
-    case .requestsQueuedBeforeReady: return "requests queued, none sent before Tor is ready"
+    case .requestsQueuedBeforeReady:
+      return "requests (messages, relay connects, held URLs) wait, none sent before Tor is ready"
     case .notification(let name, let by, let count):
       let times = count.map { " exactly \($0) time\($0 == 1 ? "" : "s")" } ?? ""
       return "\(name) posted\(times) by \(formatSeconds(by))"
@@ -110,7 +111,7 @@ public enum ScenarioExpectation: Sendable, Equatable {
     case .noEvent(let pattern, let before):
       return "no \"\(pattern)\"" + (before.map { " before \(formatSeconds($0))" } ?? "")
     case .requestSent(let transport, let by):
-      return "a request sent via \(transport.rawValue) by \(formatSeconds(by))"
+      return "an HTTP request or relay connection via \(transport.rawValue) by \(formatSeconds(by))"
     case .proxyMode(let mode, let at): return "proxy mode \(mode.rawValue) at \(formatSeconds(at))"
     case .bootstrapSummary(let text, let match, let at):
       let when = at.map { "at \(formatSeconds($0))" } ?? "at the end"

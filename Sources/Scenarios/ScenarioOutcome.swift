@@ -37,6 +37,23 @@ public struct ScenarioOutcome: Sendable, Equatable {
   }
 }
 
+extension ScenarioOutcome {
+  /// What the harness did to the run (Tor crashes, censor changes), for the reports' text:
+  /// "30 s: Tor crashed (crashAt)", "10 s: censor now: drop tor-guards".
+  public var harnessLines: [String] {
+    events.compactMap { event in
+      switch event.name {
+      case ScenarioEventName.torCrashed:
+        return "\(ExpectationJudge.seconds(event.time)): Tor crashed (\(event.fields["by"] ?? "?"))"
+      case ScenarioEventName.censorChanged:
+        return
+          "\(ExpectationJudge.seconds(event.time)): censor now: \(event.fields["active"] ?? "?")"
+      default: return nil
+      }
+    }
+  }
+}
+
 /// One event the app emitted (`failclosed app` JSON line). Names in ``ScenarioEventName``.
 public struct ScenarioEvent: Sendable, Equatable {
   public var time: Double
@@ -77,6 +94,11 @@ public enum ScenarioEventName {
   /// GeoRelayDirectory loaded its list: source=cache|bundle|remote. Other phases are
   /// directory-fetch, directory-skipped, directory-refreshed, directory-rejected, directory-retry.
   public static let directoryLoaded = "directory-loaded"
+  /// The harness killed the mock Tor (a `crash:S` plan, `crashAt`, a `tor-crash` action):
+  /// by=plan|action.
+  public static let torCrashed = "tor-crashed"
+  /// The censor's rules changed (a rule's `from` or `until`): rules=N in force.
+  public static let censorChanged = "censor-changed"
 }
 
 /// The bootstrap state at a moment, as TorManager read it.

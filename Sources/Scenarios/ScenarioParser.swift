@@ -1,4 +1,5 @@
 import Audit
+import SystemUnderTest
 import TorControl
 
 /// Turns a scenario file's text into a ``Scenario``, or an error naming the file, the field's
@@ -12,7 +13,7 @@ public enum ScenarioParser {
     public static let bootstrapPlan =
       "^(healthy(:[0-9]+(\\.[0-9]+)?)?|never|stall:("
       + BootstrapPhase.all.map(\.tag).joined(separator: "|")
-      + ")(:(timeout|refused|none))?|flap:([1-9][0-9]*(\\.[0-9]+)?|0\\.[0-9]*[1-9][0-9]*)"
+      + ")(:(timeout|refused|none))?(:[0-9]+(\\.[0-9]+)?)?|flap:([1-9][0-9]*(\\.[0-9]+)?|0\\.[0-9]*[1-9][0-9]*)"
       + "|crash:[0-9]+(\\.[0-9]+)?)$"
     public static let destination = "^[A-Za-z0-9.-]+:[0-9]{1,5}$"
     public static let host = "^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$"
@@ -42,8 +43,8 @@ public enum ScenarioParser {
     }
     let doc = try FieldReader(root, file: file, path: "")
     try doc.rejectUnknown(allowing: [
-      "$schema", "lane", "title", "proves", "weakness", "gap", "duration", "tor", "network", "app",
-      "expect",
+      "$schema", "lane", "title", "proves", "weakness", "gap", "sameWithoutFaults", "duration",
+      "longRun", "tor", "network", "app", "expect",
     ])
     if let schema = doc.value("$schema"), case .string = schema {
     } else if let schema = doc.value("$schema") {
@@ -56,12 +57,21 @@ public enum ScenarioParser {
     let proves = try doc.string("proves")!
     let weakness = try doc.integer("weakness", in: 1...4, "a weakness number")
     let gap = try doc.string("gap", required: false)
+    let sameWithoutFaults = try doc.string("sameWithoutFaults", required: false)
     let duration = try doc.seconds("duration", required: true, positive: true)!
     if lane == .realTor, duration > realTorMaxDuration {
       throw doc.fail(
         "duration",
         "the real-Tor lane runs in real time: expected at most "
           + "\(formatSeconds(realTorMaxDuration)), got \(formatSeconds(duration))")
+    }
+    let longRun = try doc.bool("longRun") ?? false
+    if lane == .mock, duration > mockLongRunSeconds, !longRun {
+      throw doc.fail(
+        "duration",
+        "\(formatSeconds(duration)) is unusually long (more than \(formatSeconds(mockLongRunSeconds)) "
+          + "of virtual time; at the default 25x, \(formatSeconds(duration / 25)) of real time): "
+          + "durations are seconds, not milliseconds; add \"longRun\": true if you mean it")
     }
     guard let torReader = try doc.object("tor") else {
       throw doc.fail(
@@ -74,13 +84,17 @@ public enum ScenarioParser {
       lane == .mock
       ? .mock(try parseTor(torReader, duration: duration))
       : .realTor(try parseRealTor(torReader))
-    let network = try doc.object("network").map { r throws(ScenarioError) in
-      try parseNetwork(r, lane: lane)
-    }
     guard let appReader = try doc.object("app") else {
       throw doc.fail(nil, "missing \"app\": expected an object (profile, actions)")
     }
     let app = try parseApp(appReader, duration: duration, lane: lane)
+    let networkReader = try doc.object("network")
+    let network = try networkReader.map { r throws(ScenarioError) in
+      try parseNetwork(r, lane: lane, duration: duration, hosts: knownHosts(app))
+    }
+    if case .mock(let plan) = tor, let network, let networkReader {
+      try PlanCensorAgreement.check(plan, network, duration: duration, reader: networkReader)
+    }
     if app.profile == .onionBrowser, case .mock(let plan) = tor, plan.personality != .ctor {
       throw appReader.fail(
         "profile",
@@ -89,16 +103,51 @@ public enum ScenarioParser {
     }
     let expectations = try doc.array("expect", required: true, minCount: 1, "expectations")!
       .map { e throws(ScenarioError) in
-        try parseExpectation(e.value, file: file, path: e.path, lane: lane)
+        try parseExpectation(
+          e.value, file: file, path: e.path, lane: lane, duration: duration, profile: app.profile)
       }
-    return Scenario(
+    var scenario = Scenario(
       name: name ?? defaultName(file), path: file, title: title, proves: proves,
       weakness: weakness, gap: gap, duration: duration, tor: tor,
       network: network ?? NetworkPlan(), app: app, expectations: expectations)
+    scenario.sameWithoutFaults = sameWithoutFaults
+    return scenario
   }
 
   /// Real time: a real-lane scenario longer than this would make the audit slow for CI.
   public static let realTorMaxDuration: Double = 180
+  /// Virtual seconds above which a mock-lane scenario must say `"longRun": true`: the
+  /// library's longest is 120 s; 20000 is a duration written in milliseconds.
+  public static let mockLongRunSeconds: Double = 600
+
+  /// Host names a censor rule or a DNS poisoning may name: the names the scenario's app
+  /// contacts (bitchat's built-in relays and its relay directory, and the hosts of the
+  /// scenario's own relay and page URLs). The world's resolver answers every one of them with
+  /// the web host, so a rule naming one acts on the web host.
+  public static func knownHosts(_ app: AppPlan) -> [String] {
+    var urls = NostrRelaySettings.builtInRelays + [GeoRelayDirectory.defaultRemoteURL]
+    urls += app.customRelays
+    for action in app.actions {
+      switch action.step {
+      case .addRelay(let url), .openURL(let url): urls.append(url)
+      default: break
+      }
+    }
+    var hosts: [String] = []
+    for url in urls {
+      guard let host = hostName(inURL: url), !hosts.contains(host) else { continue }
+      hosts.append(host)
+    }
+    return hosts
+  }
+
+  static func hostName(inURL url: String) -> String? {
+    guard let scheme = url.range(of: "://") else { return nil }
+    let rest = url[scheme.upperBound...]
+    let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+    let host = authority.split(separator: ":").first.map(String.init)?.lowercased() ?? ""
+    return host.isEmpty ? nil : host
+  }
 
   /// Fields that belong to the other lane, named in the error so the fix is obvious.
   static func rejectOtherLane(_ r: FieldReader, _ fields: [String], lane: Lane)
@@ -151,8 +200,8 @@ public enum ScenarioParser {
       rawValue: try r.oneOf("personality", TorPlan.Personality.allCases.map(\.rawValue))!)!
     let bootstrap = try r.string(
       "bootstrap", matching: Pattern.bootstrapPlan,
-      "a bootstrap plan (healthy[:S], never, stall:PHASE[:timeout|refused|none], flap:S, "
-        + "crash:S)")!
+      "a bootstrap plan (healthy[:S], never, stall:PHASE[:timeout|refused|none][:S], "
+        + "flap:S, crash:S)")!
     do {
       _ = try BootstrapPlan(parsing: bootstrap)
     } catch {
@@ -190,18 +239,29 @@ public enum ScenarioParser {
       destination: destination, kind: kind, milliseconds: ms, afterBytes: afterBytes, reply: reply)
   }
 
-  private static func parseNetwork(_ r: FieldReader, lane: Lane) throws(ScenarioError)
-    -> NetworkPlan
-  {
+  private static func parseNetwork(
+    _ r: FieldReader, lane: Lane, duration: Double, hosts: [String]
+  ) throws(ScenarioError) -> NetworkPlan {
     try r.rejectUnknown(allowing: ["censor", "dnsPoisoning", "note"])
     let rules = try (r.array("censor", "censor rules") ?? []).map { e throws(ScenarioError) in
-      try parseCensorRule(FieldReader(e.value, file: r.file, path: e.path), lane: lane)
+      try parseCensorRule(
+        FieldReader(e.value, file: r.file, path: e.path), lane: lane, duration: duration,
+        hosts: hosts)
     }
     let poisoning = try (r.array("dnsPoisoning", "DNS poisoning rules") ?? []).map {
       e throws(ScenarioError) in
       let p = try FieldReader(e.value, file: r.file, path: e.path)
       try p.rejectUnknown(allowing: ["name", "answer", "note"])
       let name = try p.string("name", matching: Pattern.host, "a lower-case host name")!
+      if lane == .mock,
+        !hosts.contains(where: { $0 == name || $0.hasSuffix("." + name) })
+      {
+        throw p.fail(
+          "name",
+          "\"\(name)\" is not a name the app asks for, so poisoning it changes nothing"
+            + NameSuggestion.hint(for: name, in: hosts) + " (names it asks for: "
+            + hosts.joined(separator: ", ") + ")")
+      }
       let answer =
         try p.oneOf("answer", DNSPoisoning.Answer.allCases.map(\.rawValue), required: false)
         .map { DNSPoisoning.Answer(rawValue: $0)! } ?? .sinkhole
@@ -212,9 +272,9 @@ public enum ScenarioParser {
     return NetworkPlan(censor: rules, dnsPoisoning: poisoning)
   }
 
-  private static func parseCensorRule(_ r: FieldReader, lane: Lane) throws(ScenarioError)
-    -> CensorPlanRule
-  {
+  private static func parseCensorRule(
+    _ r: FieldReader, lane: Lane, duration: Double, hosts: [String]
+  ) throws(ScenarioError) -> CensorPlanRule {
     try r.rejectUnknown(allowing: [
       "action", "to", "port", "protocol", "longerThan", "from", "until", "note",
     ])
@@ -238,6 +298,21 @@ public enum ScenarioParser {
         "\"\(target)\" is the mock's guard: on the real-Tor lane use \"tor-relays\" or "
           + "\"tor-bridge\"")
     }
+    let symbolic = CensorPlanRule.symbolicTargets.filter {
+      lane == .mock
+        ? !CensorPlanRule.realOnlyTargets.contains($0)
+        : !CensorPlanRule.mockOnlyTargets.contains($0)
+    }
+    if !CensorPlanRule.symbolicTargets.contains(target), !hosts.contains(target) {
+      let what =
+        target.allSatisfy({ $0.isNumber || $0 == "." })
+        ? "an address: targets are names, not addresses" : "not a target of this sandbox"
+      throw r.fail(
+        "to",
+        "\"\(target)\" is \(what)" + NameSuggestion.hint(for: target, in: symbolic + hosts)
+          + " (targets: " + symbolic.joined(separator: ", ")
+          + "; host names the app asks for: " + hosts.joined(separator: ", ") + ")")
+    }
     let transport = try r.oneOf(
       "protocol", CensorPlanRule.TransportProtocol.allCases.map(\.rawValue), required: false
     ).map { CensorPlanRule.TransportProtocol(rawValue: $0)! }
@@ -249,6 +324,10 @@ public enum ScenarioParser {
     let longerThan = try r.integer("longerThan", in: 0...65535, "a packet length in bytes")
     let from = try r.seconds("from")
     let until = try r.seconds("until")
+    if let from, from >= duration {
+      throw r.fail("from", afterEnd(from, duration) + ": the rule would never be in force")
+    }
+    if let until, until > duration { throw r.fail("until", afterEnd(until, duration)) }
     if let from, let until, until <= from {
       throw r.fail("until", "expected a time after \"from\" (\(formatSeconds(from)))")
     }
@@ -306,6 +385,11 @@ public enum ScenarioParser {
   private static func parseAction(_ r: FieldReader, duration: Double, lane: Lane)
     throws(ScenarioError) -> AppAction
   {
+    if r.value("do") == nil, r.value("action") != nil {
+      throw r.fail(
+        "action",
+        "scenario files spell it \"do\" (\"action\" is the app driver's name, docs/app-driver.md)")
+    }
     let verb = try r.oneOf("do", AppAction.Step.verbs)!
     if lane == .realTor, verb == "tor-crash" {
       throw r.fail(
@@ -319,7 +403,7 @@ public enum ScenarioParser {
     case "send-message": allowed.append("text")
     default: break
     }
-    try r.rejectUnknown(allowing: allowed)
+    try r.rejectUnknown(allowing: allowed, otherSpellings: ["value": "enabled", "action": "do"])
     let at = try r.seconds("at", required: true)!
     if at > duration { throw r.fail("at", afterEnd(at, duration)) }
     _ = try r.string("note", required: false)
@@ -342,9 +426,25 @@ public enum ScenarioParser {
   }
 
   static func parseExpectation(
-    _ value: JSONValue, file: String, path: String, lane: Lane = .mock
+    _ value: JSONValue, file: String, path: String, lane: Lane = .mock,
+    duration: Double = .infinity, profile: AppPlan.Profile? = nil
   ) throws(ScenarioError) -> ScenarioExpectation {
     let r = try FieldReader(value, file: file, path: path)
+    // A time past the end of the run is trivially met (or missed): an error, not a no-op.
+    func time(_ key: String, required: Bool = false) throws(ScenarioError) -> Double? {
+      let t = try r.seconds(key, required: required)
+      if let t, t > duration {
+        throw r.fail(key, afterEnd(t, duration) + ": the expectation could never be judged there")
+      }
+      return t
+    }
+    func pattern(_ key: String) throws(ScenarioError) -> String {
+      let text = try r.string(key)!
+      if let problem = ScenarioEventCatalogue.problem(in: EventPattern(text), profile: profile) {
+        throw r.fail(key, problem)
+      }
+      return text
+    }
     let kind = try r.oneOf("kind", ScenarioExpectation.kinds)!
     if lane == .mock, ScenarioExpectation.realTorKinds.contains(kind) {
       throw r.fail(
@@ -392,28 +492,28 @@ public enum ScenarioParser {
     case "notification":
       return .notification(
         name: try r.oneOf("name", notificationNames)!,
-        by: try r.seconds("by", required: true)!,
+        by: try time("by", required: true)!,
         count: try r.integer("count", in: 0...1000, "a number of times"))
     case "no-notification":
       return .noNotification(
-        name: try r.oneOf("name", notificationNames)!, before: try r.seconds("before"))
+        name: try r.oneOf("name", notificationNames)!, before: try time("before"))
     case "event":
       return .event(
-        try r.string("event")!, by: try r.seconds("by", required: true)!,
+        try pattern("event"), by: try time("by", required: true)!,
         count: try r.integer("count", in: 0...1000, "a number of times"))
     case "no-event":
-      return .noEvent(try r.string("event")!, before: try r.seconds("before"))
+      return .noEvent(try pattern("event"), before: try time("before"))
     case "request-sent":
       return .requestSent(
         transport: ScenarioExpectation.Transport(
           rawValue: try r.oneOf(
             "transport", ScenarioExpectation.Transport.allCases.map(\.rawValue))!)!,
-        by: try r.seconds("by", required: true)!)
+        by: try time("by", required: true)!)
     case "proxy-mode":
       return .proxyMode(
         ScenarioExpectation.Transport(
           rawValue: try r.oneOf("mode", ScenarioExpectation.Transport.allCases.map(\.rawValue))!)!,
-        at: try r.seconds("at", required: true)!)
+        at: try time("at", required: true)!)
     case "bootstrap-summary":
       guard let textValue = r.value("text") else {
         throw r.fail(nil, "missing \"text\": expected a string")
@@ -426,7 +526,7 @@ public enum ScenarioParser {
           "match", ScenarioExpectation.TextMatch.allCases.map(\.rawValue), required: false
         )
         .map { ScenarioExpectation.TextMatch(rawValue: $0)! } ?? .equals
-      return .bootstrapSummary(text: text, match: match, at: try r.seconds("at"))
+      return .bootstrapSummary(text: text, match: match, at: try time("at"))
     case "events-in-order":
       var events: [String] = []
       for e in try r.array("events", required: true, minCount: 2, "event names")! {
@@ -434,6 +534,9 @@ public enum ScenarioParser {
           throw ScenarioError(
             file: file, path: e.path,
             message: "expected an event name, got \(e.value.shortDescription)")
+        }
+        if let problem = ScenarioEventCatalogue.problem(in: EventPattern(s), profile: profile) {
+          throw ScenarioError(file: file, path: e.path, message: problem)
         }
         events.append(s)
       }

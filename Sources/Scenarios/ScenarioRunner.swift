@@ -4,6 +4,7 @@ import FailClosedSupport
 import Foundation
 import Sandbox
 import SystemUnderTest
+import TorControl
 
 /// Runs one scenario for real: fresh namespaces, the world's services, the censor's rules, the
 /// capture on the device's link (proved live by the positive control), the mock Tor and the app
@@ -20,15 +21,20 @@ public struct ScenarioRunner: Sendable {
     /// Where each scenario's files go (capture.pcap, app.jsonl, mock.jsonl); a temporary
     /// directory, removed afterwards, when nil.
     public var workDirectory: String?
+    /// Called with each event as it happens (the app's, and the harness's crashes and censor
+    /// changes), on the runner's thread: `replay` streams them, so an interrupted run still
+    /// shows what happened up to then.
+    public var onEvent: (@Sendable (ScenarioEvent) -> Void)?
 
     public init(
       executable: String, timeScale: Double = 25, grace: Double = 1,
-      workDirectory: String? = nil
+      workDirectory: String? = nil, onEvent: (@Sendable (ScenarioEvent) -> Void)? = nil
     ) {
       self.executable = executable
       self.timeScale = timeScale
       self.grace = grace
       self.workDirectory = workDirectory
+      self.onEvent = onEvent
     }
   }
 
@@ -119,6 +125,8 @@ public struct ScenarioRunner: Sendable {
       )
     }
     changes.sort { $0.time < $1.time }
+    var harnessEvents = ScenarioRunner.withHarnessEvents([], scenario, plan: plan)
+    let stream = options.onEvent.map { EventStream(path: appOutput, onEvent: $0) }
     // The app ends itself after the scenario's duration; allow generous slack in real time.
     let deadline = runStart + scenario.duration / options.timeScale + 20
     var appStatus: Int32?
@@ -127,6 +135,12 @@ public struct ScenarioRunner: Sendable {
       while let next = changes.first, next.time <= virtualNow {
         changes.removeFirst()
         try next.apply()
+      }
+      if let stream {
+        stream.poll()
+        while let next = harnessEvents.first, next.time <= virtualNow {
+          stream.onEvent(harnessEvents.removeFirst())
+        }
       }
       appStatus = ScenarioRunner.exitStatus(app.pid)
       if appStatus == nil { usleep(10_000) }
@@ -153,6 +167,7 @@ public struct ScenarioRunner: Sendable {
     let report = capture.stop()
     captureStopped = true
 
+    stream?.poll()
     let (events, parseErrors) = ScenarioRunner.readEvents(appOutput)
     if runError == nil, !parseErrors.isEmpty {
       runError =
@@ -160,12 +175,51 @@ public struct ScenarioRunner: Sendable {
         + parseErrors.prefix(3).joined(separator: " | ")
     }
     return ScenarioOutcome(
-      events: events.map(ScenarioEvent.init), bootstrap: BootstrapSample.timeline(from: events),
+      events: ScenarioRunner.withHarnessEvents(
+        events.map(ScenarioEvent.init), scenario, plan: plan),
+      bootstrap: BootstrapSample.timeline(from: events),
       torTimeline: TorTimelineEntry.timeline(from: events),
       audit: CaptureAudit(report, runStart: runStart, timeScale: options.timeScale),
       capture: CaptureStats(
         report, pcapPath: options.workDirectory == nil ? nil : pcapPath),
       runError: runError, wallSeconds: Date().timeIntervalSince(wallStart))
+  }
+
+  /// The app's events with what the harness itself did on the same axis: each crash of the
+  /// mock Tor (`tor-crashed`) and each change of the censor's rules (`censor-changed`), so a
+  /// fault shows in the events, the timeline and every report.
+  static func withHarnessEvents(_ events: [ScenarioEvent], _ scenario: Scenario, plan: TorPlan)
+    -> [ScenarioEvent]
+  {
+    var harness: [ScenarioEvent] = []
+    for action in scenario.app.actions where action.step == .torCrash {
+      harness.append(
+        ScenarioEvent(
+          time: action.at, name: ScenarioEventName.torCrashed, fields: ["by": "action"]))
+    }
+    if let crashAt = plan.crashAt {
+      harness.append(
+        ScenarioEvent(time: crashAt, name: ScenarioEventName.torCrashed, fields: ["by": "crashAt"]))
+    }
+    if case .crash(let after)? = plan.plan {
+      harness.append(
+        ScenarioEvent(time: after, name: ScenarioEventName.torCrashed, fields: ["by": "plan"]))
+    }
+    for time in SandboxMapping.changeTimes(scenario.network) {
+      let rules = scenario.network.censor.filter { $0.isActive(at: time) }
+      harness.append(
+        ScenarioEvent(
+          time: time, name: ScenarioEventName.censorChanged,
+          fields: [
+            "rules": String(rules.count),
+            "active": rules.isEmpty
+              ? "none" : rules.map { "\($0.action.rawValue) \($0.target)" }.joined(separator: ", "),
+          ]))
+    }
+    // Stable: at equal times the app's events come first.
+    return (events + harness).enumerated().sorted {
+      ($0.element.time, $0.offset) < ($1.element.time, $1.offset)
+    }.map(\.element)
   }
 
   /// The exit status once `pid` has exited (reaped here), nil while it runs.

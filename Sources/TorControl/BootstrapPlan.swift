@@ -3,6 +3,7 @@
 ///
 ///     healthy[:SECONDS]             100% after SECONDS (default 5)
 ///     stall:TAG[:timeout|refused]   walk up to phase TAG and stay there (failure: none)
+///     stall:TAG[:FAILURE]:SECONDS   the same stall, lifted at SECONDS: then on to 100%
 ///     never                         stay at 0% "starting"
 ///     flap:SECONDS                  bootstrap in SECONDS, then lose and regain the network
 ///                                   every SECONDS
@@ -10,6 +11,9 @@
 public enum BootstrapPlan: Hashable, Sendable, CustomStringConvertible {
   case healthy(after: Double)
   case stalled(atTag: String, failure: StallFailure)
+  /// A stall that ends: stuck at `atTag` until `until`, then the rest of the phases to 100%
+  /// (as when a censor's window closes and tor's next connection attempt gets through).
+  case recovering(atTag: String, failure: StallFailure, until: Double)
   case neverStarting
   case flapping(period: Double)
   case crash(after: Double)
@@ -33,6 +37,10 @@ public enum BootstrapPlan: Hashable, Sendable, CustomStringConvertible {
     case .healthy(let after): return "healthy:\(BootstrapPlan.format(after))"
     case .stalled(let tag, .none): return "stall:\(tag)"
     case .stalled(let tag, let failure): return "stall:\(tag):\(failure.rawValue)"
+    case .recovering(let tag, .none, let until):
+      return "stall:\(tag):\(BootstrapPlan.format(until))"
+    case .recovering(let tag, let failure, let until):
+      return "stall:\(tag):\(failure.rawValue):\(BootstrapPlan.format(until))"
     case .neverStarting: return "never"
     case .flapping(let period): return "flap:\(BootstrapPlan.format(period))"
     case .crash(let after): return "crash:\(BootstrapPlan.format(after))"
@@ -41,7 +49,7 @@ public enum BootstrapPlan: Hashable, Sendable, CustomStringConvertible {
 
   /// Parses the text spelling; errors name the part at fault.
   public init(parsing text: String) throws(BootstrapPlanError) {
-    let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+    var parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
     func seconds(_ index: Int, default fallback: Double?) throws(BootstrapPlanError) -> Double {
       guard index < parts.count else {
         guard let fallback else {
@@ -65,6 +73,16 @@ public enum BootstrapPlan: Hashable, Sendable, CustomStringConvertible {
       try noExtra(after: 2)
       self = .healthy(after: try seconds(1, default: BootstrapPlan.defaultHealthySeconds))
     case "stall", "stalled":
+      // The last part may be the time the stall ends: stall:conn:30, stall:conn:timeout:30.
+      var recoversAt: Double?
+      if parts.count > 2, let last = parts.last, last.first?.isNumber == true {
+        guard let value = Double(last), value.isFinite, value > 0 else {
+          throw BootstrapPlanError(
+            text: text, part: last, reason: "not a number of seconds above 0 (when the stall ends)")
+        }
+        recoversAt = value
+        parts.removeLast()
+      }
       try noExtra(after: 3)
       guard parts.count > 1, !parts[1].isEmpty else {
         throw BootstrapPlanError(text: text, part: nil, reason: "missing phase TAG")
@@ -85,7 +103,11 @@ public enum BootstrapPlan: Hashable, Sendable, CustomStringConvertible {
             text: text, part: parts[2], reason: "unknown failure (use timeout, refused or none)")
         }
       }
-      self = .stalled(atTag: parts[1], failure: failure)
+      if let recoversAt {
+        self = .recovering(atTag: parts[1], failure: failure, until: recoversAt)
+      } else {
+        self = .stalled(atTag: parts[1], failure: failure)
+      }
     case "never":
       try noExtra(after: 1)
       self = .neverStarting
@@ -105,7 +127,7 @@ public enum BootstrapPlan: Hashable, Sendable, CustomStringConvertible {
     }
   }
 
-  private static func format(_ seconds: Double) -> String {
+  public static func format(_ seconds: Double) -> String {
     seconds == seconds.rounded() && abs(seconds) < 1e15 ? String(Int(seconds)) : String(seconds)
   }
 }

@@ -42,6 +42,8 @@ public struct BootstrapState: Hashable, Sendable {
 ///   With `.timeout` (packets dropped) the first problem comes ``timeoutFirstSeconds`` (133 s,
 ///   as measured) after the stall and one more every ``timeoutIntervalSeconds`` (20 s): the
 ///   count grows slowly, reaching 10 at 313 s. arti: "Bootstrapping..." forever, no warnings.
+/// - recovering(tag, failure, U): the stall above until U (its problem reports too), then the
+///   remaining phases one every ``stepSeconds`` to 100% (arti: "Ready" at U).
 /// - neverStarting: 0% "starting" forever.
 /// - flapping(P): healthy(P), then the network goes down at 2P, up at 3P, down at 4P ...
 ///   ctor stays at 100% and reports CIRCUIT_NOT_ESTABLISHED / CIRCUIT_ESTABLISHED (tor never
@@ -141,6 +143,9 @@ public struct BootstrapSimulator: Sendable {
       _ = add(0, .progress(personality == .arti ? Self.artiStarting : .starting))
     case .stalled(let tag, let failure):
       addStall(tag: tag, failure: failure, add)
+    case .recovering(let tag, let failure, let until):
+      addStall(tag: tag, failure: failure) { time, kind in time < until ? add(time, kind) : false }
+      addRecovery(from: tag, at: until, add)
     case .flapping(let period):
       addHealthy(seconds: period, add)
       var time = 2 * period
@@ -234,6 +239,25 @@ public struct BootstrapSimulator: Sendable {
         hostID: relay.fingerprint, hostAddress: relay.address)
       guard add(time + first + Double(count - 1) * interval, .warning(report)) else { return }
       count += 1
+    }
+  }
+
+  private func addRecovery(
+    from tag: String, at until: Double, _ add: (Double, BootstrapEvent.Kind) -> Bool
+  ) {
+    guard personality == .ctor else {
+      _ = add(until, .progress(Self.artiReady))
+      return
+    }
+    let stuck = BootstrapPhase.named(tag)?.progress ?? 0
+    var time = until
+    for phase in BootstrapPhase.direct where phase.progress > stuck {
+      guard add(time, .progress(phase)) else { return }
+      if phase == .done {
+        _ = add(time, .networkUp)
+        return
+      }
+      time += Self.stepSeconds
     }
   }
 

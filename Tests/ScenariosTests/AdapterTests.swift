@@ -19,7 +19,7 @@ import Testing
       ],
       dnsPoisoning: [DNSPoisoning(name: "nos.lol", answer: .sinkhole)])
     let early = SandboxMapping.censorRules(plan, at: 0)
-    #expect(early.count == 3)
+    #expect(early.count == 4)
     #expect(early[0].action == .drop)
     #expect(early[0].destination == "10.66.1.10")
     #expect(early[0].port == 9001)
@@ -27,11 +27,16 @@ import Testing
     #expect(early[1].action == .icmpAdminProhibited)
     #expect(early[1].destination == nil)
     #expect(early[1].longerThan == 200)
+    // Both record types are poisoned: A to the v4 sinkhole, AAAA to the v6 one.
     #expect(early[2].action == .poisonDNS)
     #expect(early[2].names == ["nos.lol"])
+    #expect(early[2].poisonAddress == AddressPlan.censorWorldSideV4)
+    #expect(early[3].action == .poisonDNS)
+    #expect(early[3].names == ["nos.lol"])
+    #expect(early[3].poisonAddress == AddressPlan.censorWorldSideV6)
     for rule in early { try rule.validate() }
     let later = SandboxMapping.censorRules(plan, at: 30)
-    #expect(later.map(\.action) == [.reset, .reset, .icmpAdminProhibited, .poisonDNS])
+    #expect(later.map(\.action) == [.reset, .reset, .icmpAdminProhibited, .poisonDNS, .poisonDNS])
     #expect(later[0].destination == AddressPlan.webHostV4)
     #expect(later[0].port == 443)
     for rule in later { try rule.validate() }

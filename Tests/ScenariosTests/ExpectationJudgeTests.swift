@@ -278,3 +278,40 @@ func ev(_ t: Double, _ name: String, _ fields: [String: String] = [:]) -> Scenar
     #expect(result.reason == "socket opened at 2 s (10.66.1.80:443) while Tor was not ready")
   }
 }
+
+/// What request-sent and requests-queued-before-ready count (issue 20): relay connections and
+/// held URLs where users expect them, said in the reason.
+@Suite struct WhatExpectationsCountTests {
+  func result(_ e: ScenarioExpectation, _ events: [ScenarioEvent]) -> ExpectationResult {
+    ExpectationJudge.judge(makeScenario([e]), makeOutcome(events: events)).expectations[0]
+  }
+
+  @Test func requestSentCountsARelayConnectionThroughTheTransport() {
+    let relay = ev(
+      7, ScenarioEventName.socketOpened,
+      ["transport": "tor", "purpose": "relay", "target": "nos.lol:443"])
+    let met = result(.requestSent(transport: .tor, by: 10), [relay])
+    #expect(met.status == .met)
+    #expect(met.reason == "relay connection to nos.lol:443 via tor at 7 s")
+    let late = result(.requestSent(transport: .tor, by: 5), [relay])
+    #expect(late.status == .failed)
+    #expect(late.reason.contains("(relay connection to nos.lol:443), after 5 s"))
+    // The SOCKS probe is not a request.
+    let probe = ev(
+      1, ScenarioEventName.socketOpened, ["transport": "probe", "purpose": "socks-probe"])
+    let none = result(.requestSent(transport: .tor, by: 10), [probe])
+    #expect(none.status == .failed)
+    #expect(none.reason == "no HTTP request and no relay connection went out via tor")
+  }
+
+  @Test func aHeldURLCountsAsQueued() {
+    let held = ev(3, "request-held", ["url": "https://example.com/", "transport": "tor"])
+    let ready = ev(10, ScenarioEventName.torDidBecomeReady)
+    let load = ev(
+      11, ScenarioEventName.requestSent, ["transport": "tor", "url": "https://example.com/"])
+    #expect(result(.requestsQueuedBeforeReady, [held, ready, load]).status == .met)
+    let nothing = result(.requestsQueuedBeforeReady, [ready, load])
+    #expect(nothing.status == .failed)
+    #expect(nothing.reason.contains("no held URL"))
+  }
+}

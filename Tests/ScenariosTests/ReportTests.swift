@@ -195,6 +195,13 @@ import Testing
       ])
     #expect(
       FileManager.default.contents(atPath: dir + "/out/pcaps/activation-revoked.pcap")?.count == 4)
+    // The reports name the copy, relative to the report directory (the run's own capture is
+    // removed with its working directory); a passing scenario's capture is named nowhere.
+    let json = try String(contentsOfFile: dir + "/out/report.json", encoding: .utf8)
+    #expect(json.contains(#""pcap": "pcaps/activation-revoked.pcap""#))
+    #expect(!json.contains(pcap))
+    let html = try String(contentsOfFile: dir + "/out/index.html", encoding: .utf8)
+    #expect(html.contains(#"href="pcaps/activation-revoked.pcap""#))
   }
 }
 
@@ -250,5 +257,26 @@ import Testing
     } catch {
       #expect(error.message == "--shard: expected I/N with 1 <= I <= N (e.g. 2/4), got \"\(text)\"")
     }
+  }
+}
+
+/// A Tor crash and the censor's changes are in the reports' text, not only in report.json.
+@Suite struct HarnessEventReportTests {
+  @Test func aCrashAndACensorChangeAreInJUnitAndTheSummary() {
+    let outcome = makeOutcome(
+      events: [
+        ev(0, "TorWillStart"), ev(10, "censor-changed", ["rules": "0", "active": "none"]),
+        ev(30, "tor-crashed", ["by": "crashAt"]),
+      ],
+      leaks: [leak(.dns, at: 31)])
+    let report = RunReport(
+      startedAt: "2026-12-01T00:00:00Z", versions: [:], timeScale: 25,
+      results: [ScenarioResult(scenario: makeScenario([.noLeak], name: "crash"), outcome: outcome)])
+    #expect(outcome.harnessLines == ["10 s: censor now: none", "30 s: Tor crashed (crashAt)"])
+    let junit = JUnitReport.render(report)
+    #expect(
+      junit.contains("faults applied:\n  10 s: censor now: none\n  30 s: Tor crashed (crashAt)"))
+    let summary = MarkdownSummary.render(report)
+    #expect(summary.contains("- fault applied: 30 s: Tor crashed (crashAt)"))
   }
 }

@@ -37,7 +37,7 @@ func scenarioText(expect: String = #"[{"kind": "no-leak"}]"#, app: String? = nil
   @Test(arguments: [
     (
       #"[{"kind": "notification", "name": "TorBootstrapDidStall", "bye": 75}]"#,
-      "expect[0].bye: unknown field (expected one of: kind, because, name, by, count)"
+      #"expect[0].bye: unknown field (did you mean "by"?) (expected one of: kind, because, name, by, count)"#
     ),
     (#"[{"kind": "notification", "name": "TorBootstrapDidStall"}]"#, #"expect[0]: missing "by""#),
     (

@@ -109,6 +109,23 @@ struct ScenarioRunnerTests {
         continue
       }
       #expect(verdict == "pass", "\(name): \(verdict): \(reasons)")
+      // The event catalogue the parser checks patterns against is what runs really emit.
+      guard case .array(let events)? = scenario["events"] else { continue }
+      for event in events {
+        guard case .string(let eventName)? = event["name"],
+          case .object(let fields)? = event["fields"]
+        else { continue }
+        let known = ScenarioEventCatalogue.fields(of: eventName)
+        #expect(known != nil, "\(name): event \(eventName) is not in ScenarioEventCatalogue")
+        if let profile = try? libraryScenario(name).app.profile {
+          #expect(
+            ScenarioEventCatalogue.names(for: profile).contains(eventName),
+            "\(name): \(profile.rawValue) emitted \(eventName), not in its catalogue")
+        }
+        for field in fields where known?.contains(field.key) == false {
+          #expect(Bool(false), "\(name): \(eventName) field \(field.key) is not in the catalogue")
+        }
+      }
     }
   }
 

@@ -34,6 +34,8 @@ import Testing
     ("never", .neverStarting),
     ("flap:10", .flapping(period: 10)),
     ("crash:30", .crash(after: 30)),
+    ("stall:conn:timeout:30", .recovering(atTag: "conn", failure: .timeout, until: 30)),
+    ("stall:conn:2.5", .recovering(atTag: "conn", failure: .none, until: 2.5)),
   ])
   func parses(text: String, plan: BootstrapPlan) throws {
     #expect(try BootstrapPlan(parsing: text) == plan)
@@ -49,6 +51,8 @@ import Testing
     ("flap:0", "period must be positive"),
     ("crash:3:4", "\"4\": unexpected extra part"),
     ("stall", "missing phase TAG"),
+    ("stall:conn:timeout:0", "\"0\": not a number of seconds above 0"),
+    ("stall:conn:timeout:30:4", "\"30\": unexpected extra part"),
     ("sometimes", "\"sometimes\": unknown plan"),
   ])
   func rejectsWithThePartAtFault(text: String, message: String) {
@@ -208,5 +212,34 @@ import Testing
     #expect(timeline.planTime(at: 201) == 6)
     let paused = BootstrapTimeline(origin: 0, networkDisabled: true)
     #expect(paused.planTime(at: 50) == 0)
+  }
+}
+
+/// A stall that ends (issue 20: "stalled, then recovers" could not be written).
+@Suite struct RecoveringStallTests {
+  @Test func ctorStaysAtThePhaseWithItsProblemsUntilTheEndThenReachesDone() {
+    let simulator = BootstrapSimulator(
+      plan: .recovering(atTag: "conn", failure: .connectRefused, until: 30), personality: .ctor)
+    let stuck = simulator.state(at: 29.9)
+    #expect(stuck.tag == "conn")
+    #expect(stuck.lastWarning?.reason == "CONNECTREFUSED")
+    #expect(!stuck.isReady)
+    // No problem report once the stall is lifted.
+    let after = simulator.events(after: 30, through: 200)
+    #expect(!after.contains { if case .warning = $0.kind { return true } else { return false } })
+    #expect(simulator.state(at: 30).tag == "conn_done")
+    let steps = BootstrapPhase.direct.filter { $0.progress > 5 }.count
+    let ready = 30 + Double(steps - 1) * BootstrapSimulator.stepSeconds
+    #expect(!simulator.state(at: ready - 0.1).isReady)
+    #expect(simulator.state(at: ready).isReady)
+    #expect(simulator.state(at: 500).isReady)
+  }
+
+  @Test func artiGoesFromBootstrappingToReadyAtTheEnd() {
+    let simulator = BootstrapSimulator(
+      plan: .recovering(atTag: "conn", failure: .timeout, until: 12), personality: .arti)
+    #expect(simulator.state(at: 11.9).summary == "Bootstrapping...")
+    #expect(!simulator.state(at: 11.9).isReady)
+    #expect(simulator.state(at: 12).isReady)
   }
 }
