@@ -92,6 +92,7 @@ import Testing
     }
     let report: Audit
     let commandStatus: Int32?
+    let killedAtTimeout: Bool
   }
 
   static func readReport(_ directory: String) throws -> ExecReport {
@@ -150,6 +151,9 @@ import Testing
     #expect(status == ExitCode.leak)
     #expect(try String(contentsOfFile: marker, encoding: .utf8) == "200")
     #expect(result.report.leaks.map(\.destination) == ["10.66.1.80:8080"])
+    // The device's tor is the run's, not the command's: the command's end ends the wait.
+    #expect(result.killedAtTimeout == false)
+    #expect(result.commandStatus == 0)
     // tor's own log shows it bootstrapped on the private network.
     let log = try String(contentsOfFile: directory + "/tor/client/notice.log", encoding: .utf8)
     #expect(log.contains("Bootstrapped 100%"))
