@@ -123,7 +123,7 @@ import Testing
     .enabled(
       if: FileManager.default.isExecutableFile(atPath: "/usr/bin/zsh") || Privilege.isCI,
       "needs zsh (tools/install-deps --test)"))
-  func zshParsesTheScript() throws {
+  func zshParsesAndRegistersTheScript() throws {
     let directory = try RepositoryFiles.temporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let script = directory + "/_failclosed"
@@ -131,6 +131,14 @@ import Testing
       toFile: script, atomically: true, encoding: .utf8)
     let result = try RepositoryFiles.run("/usr/bin/zsh", ["-n", script])
     #expect(result.status == 0, "\(result.output)")
+    // Loaded after compinit, it registers itself for failclosed.
+    let loaded = try RepositoryFiles.run(
+      "/usr/bin/zsh",
+      [
+        "-f", "-c",
+        "autoload -U compinit; compinit -u -D; source \(script); print -r -- ${_comps[failclosed]}",
+      ], directory: directory)
+    #expect(loaded.output == "_failclosed\n", "\(loaded.output)")
   }
 
   @Test func theCommandPrintsTheScriptsAndRefusesAnUnknownShell() async {
