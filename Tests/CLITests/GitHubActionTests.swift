@@ -98,27 +98,56 @@ import Testing
     #expect(workflow.status == 0, "\(workflow.output)")
   }
 
-  /// Runs the action's leak-audit step (its `run` text, read from action.yml) in bash with
-  /// the runner's variables and stand-ins for sudo and failclosed; returns failclosed's
-  /// arguments, one per line, and the step's outputs.
-  static func runAuditStep(_ inputs: [String: String]) throws -> (
-    arguments: [String], outputs: String
-  ) {
+  /// Runs one step of the action (its `run` text, read from action.yml) in bash, as the
+  /// runner would (`bash -e`), with `environment` and stand-ins on PATH; returns the step's
+  /// GITHUB_OUTPUT and what a stand-in recorded in `$ARGS`, one argument a line.
+  static func runStep(
+    _ id: String, environment: [String: String], shims: [String: String]
+  ) throws -> (outputs: String, arguments: [String]) {
     let directory = try RepositoryFiles.temporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let extract = """
       import sys
       from ruamel.yaml import YAML
       action = YAML(typ="safe").load(open(sys.argv[1]))
-      step = next(s for s in action["runs"]["steps"] if s.get("id") == "audit")
+      step = next(s for s in action["runs"]["steps"] if s.get("id") == sys.argv[2])
       sys.stdout.write(step["run"])
       """
     let script = try RepositoryFiles.run(
-      Self.python, ["-c", extract, RepositoryFiles.path("action.yml")])
+      Self.python, ["-c", extract, RepositoryFiles.path("action.yml"), id])
     #expect(script.status == 0, "\(script.output)")
     try script.output.write(toFile: directory + "/step.sh", atomically: true, encoding: .utf8)
     let bin = directory + "/bin"
     try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+    for (name, text) in shims {
+      try text.write(toFile: bin + "/" + name, atomically: true, encoding: .utf8)
+      chmod(bin + "/" + name, 0o755)
+    }
+    var full = [
+      "PATH": bin + ":/usr/bin:/bin", "ARGS": directory + "/args",
+      "GITHUB_WORKSPACE": directory + "/workspace", "GITHUB_ACTION_PATH": "/action",
+      "GITHUB_OUTPUT": directory + "/outputs",
+    ]
+    full.merge(environment) { _, new in new }
+    let result = try RepositoryFiles.run(
+      "/bin/bash", ["-e", directory + "/step.sh"], environment: full)
+    #expect(result.status == 0, "step \(id) failed: \(result.output)")
+    let arguments = ((try? String(contentsOfFile: directory + "/args", encoding: .utf8)) ?? "")
+      .split(separator: "\n").map(String.init)
+    let outputs = (try? String(contentsOfFile: directory + "/outputs", encoding: .utf8)) ?? ""
+    return (outputs, arguments)
+  }
+
+  /// The leak-audit step with stand-ins for sudo and failclosed (which exits 5: a leak; the
+  /// step itself must not fail, so the summary and uploads still run).
+  static func runAuditStep(_ inputs: [String: String]) throws -> (
+    arguments: [String], outputs: String
+  ) {
+    var environment = [
+      "LANE": "all", "SHARD": "", "FILTER": "", "BITCHAT_SRC": "", "SCENARIOS": "",
+      "REPORT_DIR": "failclosed-reports", "KEEP_PCAPS": "false",
+    ]
+    environment.merge(inputs) { _, new in new }
     let shims = [
       "sudo": "#!/bin/sh\nexec \"$@\"\n",
       "failclosed": """
@@ -128,25 +157,25 @@ import Testing
       exit 5
       """,
     ]
-    for (name, text) in shims {
-      try text.write(toFile: bin + "/" + name, atomically: true, encoding: .utf8)
-      chmod(bin + "/" + name, 0o755)
+    let result = try runStep("audit", environment: environment, shims: shims)
+    return (result.arguments, result.outputs)
+  }
+
+  @Test(
+    .enabled(if: available || Privilege.isCI, "needs the test venv (tools/install-deps --test)"))
+  func swiftIsInstalledOnlyWhenTheRunnersIsOlderThanWanted() throws {
+    func decide(_ have: String?) throws -> String {
+      var shims: [String: String] = [:]
+      if let have {
+        shims["swift"] = "#!/bin/sh\necho 'Swift version \(have) (swift-\(have)-RELEASE)'\n"
+      }
+      return try Self.runStep("swift", environment: ["WANTED": "6.3"], shims: shims).outputs
     }
-    var environment = [
-      "PATH": bin + ":/usr/bin:/bin", "ARGS": directory + "/args",
-      "GITHUB_WORKSPACE": directory + "/workspace", "GITHUB_ACTION_PATH": "/action",
-      "GITHUB_OUTPUT": directory + "/outputs",
-      "LANE": "all", "SHARD": "", "FILTER": "", "BITCHAT_SRC": "", "SCENARIOS": "",
-      "REPORT_DIR": "failclosed-reports", "KEEP_PCAPS": "false",
-    ]
-    environment.merge(inputs) { _, new in new }
-    let result = try RepositoryFiles.run(
-      "/bin/bash", ["-e", directory + "/step.sh"], environment: environment)
-    #expect(result.status == 0, "the step must not fail on a leak: \(result.output)")
-    let arguments = try String(contentsOfFile: directory + "/args", encoding: .utf8)
-      .split(separator: "\n").map(String.init)
-    let outputs = try String(contentsOfFile: directory + "/outputs", encoding: .utf8)
-    return (arguments, outputs)
+    #expect(try decide("6.3.1") == "install=false\n")
+    #expect(try decide("6.3") == "install=false\n")
+    #expect(try decide("6.10") == "install=false\n")
+    #expect(try decide("6.1.2") == "install=true\n")
+    #expect(try decide("5.10.1") == "install=true\n")
   }
 
   @Test(
