@@ -18,8 +18,12 @@ import Testing
 
   /// Options as `failclosed COMMAND --help` lists them.
   static func helpOptions(_ command: any Command) -> Set<String> {
-    Set(
-      command.helpText.split(separator: "\n").filter { $0.hasPrefix("  --") }.map {
+    let lines = command.helpText.split(separator: "\n", omittingEmptySubsequences: false)
+    // The option list: the lines after "Options:" (or the last lines, for a command without
+    // options, where only --help is listed).
+    let list = lines.lastIndex(of: "Options:").map { lines[($0 + 1)...] } ?? lines.suffix(1)
+    return Set(
+      list.filter { $0.hasPrefix("  --") }.map {
         String($0.dropFirst(2).split(separator: " ")[0])
       })
   }
