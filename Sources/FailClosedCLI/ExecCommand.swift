@@ -30,8 +30,8 @@ public struct ExecCommand: Command {
     exit, middle, obfs4 bridge) starts in the world, and Debian's tor runs in the device as
     its client only (SOCKS 127.0.0.1:39050, control port 127.0.0.1:39051, cookie in
     DIR/tor/client with --report DIR); the command starts once it has bootstrapped. Allowed:
-    the network's relays from its consensus and its bridge. The world's web host
-    \(AddressPlan.webHostV4) answers through the exit, by address (the exit has no resolver).
+    the network's relays from its consensus and its bridge. The exit resolves every name to
+    the world's web host (\(AddressPlan.webHostV4)), which answers HTTP and HTTPS.
 
     Exit codes: 0 pass, 5 leak, 2 inconclusive or setup error.
     """

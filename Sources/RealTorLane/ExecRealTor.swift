@@ -36,6 +36,8 @@ public final class ExecRealTor: @unchecked Sendable {
     let network = WorldTestnet(sandbox: run, directory: directory + "/net")
     testnet.withLock { $0 = network }
     run.recordService("testnet") { network.stop() }
+    // The exit resolves names at the world's 127.0.0.1 (its fallback): answer there.
+    try run.startWorldLoopbackResolver()
     try Self.wait { try await network.start() }
     times.withLock { $0.network = network.readySeconds }
     return Set(try network.allowlist().map(Endpoint.init))

@@ -128,8 +128,8 @@ import Testing
     for directory in [listed, unlisted] { try? FileManager.default.removeItem(atPath: directory) }
   }
 
-  /// Debian's tor in the device, on the private network: a fetch through it reaches the
-  /// world's web host through the exit and is allowed (the positive control); the same
+  /// Debian's tor in the device, on the private network: a fetch of a name through it is
+  /// resolved at the exit and reaches the world's web host (the positive control); the same
   /// program's direct request is a leak (the canary); nothing goes to a relay outside the
   /// network's consensus.
   @Test(
@@ -143,7 +143,7 @@ import Testing
     let marker = directory + "/through-tor"
     let program = """
       curl -s -m 20 -o /dev/null -w '%{http_code}' --socks5-hostname 127.0.0.1:39050 \
-      http://10.66.1.80/ > \(marker); curl -s -m 3 -o /dev/null http://10.66.1.80:8080/; true
+      http://example.org/ > \(marker); curl -s -m 3 -o /dev/null http://10.66.1.80:8080/; true
       """
     let status = await FailClosedMain.run(
       ["exec", "--tor", "real", "--grace", "0.5", "--report", directory, "--", "sh", "-c", program])
