@@ -71,7 +71,7 @@ import Testing
       try existingPolicy.write(toFile: policy, atomically: true, encoding: .utf8)
     }
     let log = directory + "/log"
-    FileManager.default.createFile(atPath: log, contents: nil)
+    _ = FileManager.default.createFile(atPath: log, contents: nil)
     let environment = [
       "PATH": bin + ":/usr/bin:/bin", "LOG": log, "PRESENT": present.joined(separator: " "),
       "ABSENT": absent.joined(separator: " "), "FAILCLOSED_POLICY_RC_D": policy,

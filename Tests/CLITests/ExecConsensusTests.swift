@@ -3,8 +3,9 @@ import FailClosedSupport
 import Foundation
 import Testing
 
-/// `failclosed exec --allow-from-consensus FILE` and `--tor real`.
-@Suite struct ExecConsensusAndRealTorTests {
+/// `failclosed exec --allow-from-consensus FILE`, and `--tor real`'s option checks (its run on
+/// the wire is in RealTorLaneTests, beside the lane's other private network).
+@Suite struct ExecConsensusTests {
   /// Both flavours tor caches: the full consensus (descriptor digest in `r` lines) and the
   /// microdescriptor consensus (without it), with an IPv6 ORPort in an `a` line.
   static let fullConsensus = """
@@ -92,7 +93,6 @@ import Testing
     }
     let report: Audit
     let commandStatus: Int32?
-    let killedAtTimeout: Bool
   }
 
   static func readReport(_ directory: String) throws -> ExecReport {
@@ -126,36 +126,5 @@ import Testing
     #expect(leakStatus == ExitCode.leak)
     #expect(leaked.report.leaks.map(\.destination).contains("10.66.1.80:9001"))
     for directory in [listed, unlisted] { try? FileManager.default.removeItem(atPath: directory) }
-  }
-
-  /// Debian's tor in the device, on the private network: a fetch of a name through it is
-  /// resolved at the exit and reaches the world's web host (the positive control); the same
-  /// program's direct request is a leak (the canary); nothing goes to a relay outside the
-  /// network's consensus.
-  @Test(
-    .enabled(if: Privilege.rootSkipReason == nil, "needs root"),
-    .enabled(
-      if: FileManager.default.isExecutableFile(atPath: "/usr/bin/tor") || Privilege.isCI,
-      "needs Debian's tor (tools/install-deps)"))
-  func realTorCarriesTheFetchAndTheDirectRequestLeaks() async throws {
-    let directory = try RepositoryFiles.temporaryDirectory()
-    defer { try? FileManager.default.removeItem(atPath: directory) }
-    let marker = directory + "/through-tor"
-    let program = """
-      curl -s -m 20 -o /dev/null -w '%{http_code}' --socks5-hostname 127.0.0.1:39050 \
-      http://example.org/ > \(marker); curl -s -m 3 -o /dev/null http://10.66.1.80:8080/; true
-      """
-    let status = await FailClosedMain.run(
-      ["exec", "--tor", "real", "--grace", "0.5", "--report", directory, "--", "sh", "-c", program])
-    let result = try Self.readReport(directory)
-    #expect(status == ExitCode.leak)
-    #expect(try String(contentsOfFile: marker, encoding: .utf8) == "200")
-    #expect(result.report.leaks.map(\.destination) == ["10.66.1.80:8080"])
-    // The device's tor is the run's, not the command's: the command's end ends the wait.
-    #expect(result.killedAtTimeout == false)
-    #expect(result.commandStatus == 0)
-    // tor's own log shows it bootstrapped on the private network.
-    let log = try String(contentsOfFile: directory + "/tor/client/notice.log", encoding: .utf8)
-    #expect(log.contains("Bootstrapped 100%"))
   }
 }
