@@ -128,6 +128,7 @@ import Testing
       if: FileManager.default.isExecutableFile(atPath: "/usr/bin/zsh") || Privilege.isCI,
       "needs zsh (tools/install-deps --test)"))
   func zshParsesAndRegistersTheScript() throws {
+    try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/zsh"), "zsh is missing")
     let directory = try RepositoryFiles.temporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let script = directory + "/_failclosed"

@@ -33,6 +33,7 @@ import Testing
   @Test(
     .enabled(if: available || Privilege.isCI, "needs check-jsonschema (tools/install-deps --test)"))
   func theActionMatchesGitHubsActionSchemaAndABrokenCopyDoesNot() throws {
+    try #require(Self.available, "check-jsonschema and its venv (tools/install-deps --test)")
     let good = try Self.check("vendor.github-actions", RepositoryFiles.path("action.yml"))
     #expect(good.status == 0, "\(good.output)")
     // A composite run step needs a shell.
@@ -46,6 +47,7 @@ import Testing
   @Test(
     .enabled(if: available || Privilege.isCI, "needs check-jsonschema (tools/install-deps --test)"))
   func theWorkflowMatchesGitHubsWorkflowSchemaAndABrokenCopyDoesNot() throws {
+    try #require(Self.available, "check-jsonschema and its venv (tools/install-deps --test)")
     let workflow = "tools/leak-audit-workflow.example.yml"
     let good = try Self.check("vendor.github-workflows", RepositoryFiles.path(workflow))
     #expect(good.status == 0, "\(good.output)")
@@ -59,6 +61,7 @@ import Testing
   @Test(
     .enabled(if: available || Privilege.isCI, "needs check-jsonschema (tools/install-deps --test)"))
   func theActionHasItsInputsAndTheWorkflowUsesIt() throws {
+    try #require(Self.available, "check-jsonschema and its venv (tools/install-deps --test)")
     let directory = try RepositoryFiles.temporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let actionSchema = """
@@ -164,6 +167,7 @@ import Testing
   @Test(
     .enabled(if: available || Privilege.isCI, "needs the test venv (tools/install-deps --test)"))
   func swiftIsInstalledOnlyWhenTheRunnersIsOlderThanWanted() throws {
+    try #require(Self.available, "check-jsonschema and its venv (tools/install-deps --test)")
     func decide(_ have: String?) throws -> String {
       var shims: [String: String] = [:]
       if let have {
@@ -181,6 +185,7 @@ import Testing
   @Test(
     .enabled(if: available || Privilege.isCI, "needs the test venv (tools/install-deps --test)"))
   func theAuditStepPassesItsInputsAndKeepsTheExitCode() throws {
+    try #require(Self.available, "check-jsonschema and its venv (tools/install-deps --test)")
     let plain = try Self.runAuditStep([:])
     #expect(plain.arguments.first == "leak-audit")
     #expect(plain.arguments.contains("/action/Scenarios"))

@@ -24,9 +24,13 @@ extension RealLaneLibraryTests {
   /// (the canary); nothing else leaves: the relays of the network's consensus are allowed.
   @Test(
     .enabled(
-      if: FileManager.default.isExecutableFile(atPath: failclosedBinary) || Privilege.isCI,
-      "needs the failclosed binary (swift build)"))
+      if: (FileManager.default.isExecutableFile(atPath: failclosedBinary)
+        && FileManager.default.isExecutableFile(atPath: "/usr/bin/tor")) || Privilege.isCI,
+      "needs the failclosed binary (swift build) and Debian's tor"))
   func execWithRealTorCarriesTheFetchAndCatchesTheDirectRequest() throws {
+    try #require(
+      FileManager.default.isExecutableFile(atPath: failclosedBinary), "the failclosed binary")
+    try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/tor"), "Debian's tor")
     let directory =
       NSTemporaryDirectory() + "fc-exec-real-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
