@@ -60,7 +60,7 @@ let package = Package(
       name: "FailClosedCLI",
       dependencies: [
         "Scenarios", "Sandbox", "SystemUnderTest", "MockTor", "Audit", "Capture", "Testnet",
-        "RealTorLane", "FailClosedSupport",
+        "RealTorLane", "TLS", "FailClosedSupport",
       ]),
     .executableTarget(name: "failclosed", dependencies: ["FailClosedCLI"]),
     // Load generators for tools/bench: the SOCKS load client and the capture-fidelity sender.

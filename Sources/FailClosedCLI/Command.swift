@@ -5,6 +5,9 @@ public protocol Command: Sendable {
   /// The usage line(s) and a description, printed by `--help` above the option list.
   var usage: String { get }
   var options: [OptionSpec] { get }
+  /// The words the first positional argument takes (`testnet up|status|down`), for shell
+  /// completion; empty: file names.
+  var positionalWords: [String] { get }
   /// Runs the command and returns the process exit code.
   func run(_ arguments: ParsedArguments) async throws -> Int32
 }
@@ -18,6 +21,8 @@ public enum ExitCode {
 }
 
 extension Command {
+  public var positionalWords: [String] { [] }
+
   public var helpText: String {
     var lines = [usage, ""]
     if !options.isEmpty {

@@ -14,6 +14,7 @@ public enum FailClosedMain {
     LeakAuditCommand(),
     ReplayCommand(),
     CheckCommand(),
+    CompletionCommand(),
   ]
 
   public static let overview = """
@@ -30,7 +31,8 @@ public enum FailClosedMain {
           + command.summary)
     }
     lines.append("")
-    lines.append("Run 'failclosed <command> --help' for a command's options.")
+    lines.append("Run 'failclosed <command> --help' for a command's options;")
+    lines.append("'failclosed --version' for the versions of failclosed, tor, libpcap and OpenSSL.")
     lines.append("Exit codes: 0 pass, 5 leak or failed expectation, 2 inconclusive or setup error.")
     return lines.joined(separator: "\n")
   }
@@ -40,6 +42,10 @@ public enum FailClosedMain {
     guard let first = arguments.first, first != "--help", first != "-h", first != "help" else {
       print(helpText())
       return arguments.isEmpty ? ExitCode.usage : ExitCode.pass
+    }
+    if first == "--version" {
+      print(VersionCommand.text())
+      return ExitCode.pass
     }
     guard let command = commands.first(where: { $0.name == first }) else {
       printError("failclosed: unknown command '\(first)'. Run 'failclosed --help' for the list.")

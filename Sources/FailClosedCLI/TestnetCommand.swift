@@ -26,6 +26,7 @@ public struct TestnetCommand: Command {
     OptionSpec("no-bridge", .flag, help: "leave out the obfs4 bridge"),
     OptionSpec("timeout", .single, valueName: "SECONDS", help: "readiness deadline (90)"),
   ]
+  public let positionalWords = ["up", "status", "down"]
 
   public func run(_ arguments: ParsedArguments) async throws -> Int32 {
     guard arguments.positional.count == 1, let action = arguments.positional.first else {

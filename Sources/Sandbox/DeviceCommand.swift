@@ -44,9 +44,14 @@ public final class DeviceCommand: @unchecked Sendable {
     return (status, false)
   }
 
-  /// Processes currently in the device namespace (the command's tree and anything it left).
+  /// Processes currently in the device namespace (the command's tree and anything it left),
+  /// less the run's own services there (a real tor started for `exec --tor real`), which the
+  /// run stops itself.
   public func processesInDevice() -> [pid_t] {
-    NetworkNamespace.processes(inNamespaceInode: inode).filter { $0 != getpid() }
+    let services = run.recordedProcesses().subtracting([pid])
+    return NetworkNamespace.processes(inNamespaceInode: inode).filter {
+      $0 != getpid() && !services.contains($0)
+    }
   }
 
   /// Kills the command's group and everything left in the device namespace.

@@ -61,19 +61,28 @@ public enum SandboxExec {
   /// (``mockTorStarter(resolvable:)``); the system-under-test lane may pass its own.
   public typealias TorStarter = @Sendable (SandboxRun) throws -> @Sendable () -> Void
 
+  /// Sets up what the Tor stand-in needs in the world before the capture opens (a private
+  /// Tor network for `--tor real`), blocking; returns further destinations to allow.
+  public typealias WorldPreparation = @Sendable (SandboxRun) throws -> Set<Endpoint>
+
   /// Runs the command. `torStarter` replaces the mock Tor (the hook for the system under
-  /// test's own Tor transport, or a real tor client).
-  public static func run(_ options: Options, torStarter: TorStarter? = nil) async throws -> Result {
+  /// test's own Tor transport, or a real tor client); `prepare` runs once the world is up.
+  public static func run(
+    _ options: Options, torStarter: TorStarter? = nil, prepare: WorldPreparation? = nil
+  ) async throws -> Result {
     try await BlockingIO.run("failclosed.exec") {
-      try runBlocking(options, torStarter: torStarter ?? mockTorStarter())
+      try runBlocking(options, torStarter: torStarter ?? mockTorStarter(), prepare: prepare)
     }
   }
 
-  static func runBlocking(_ options: Options, torStarter: TorStarter) throws -> Result {
+  static func runBlocking(
+    _ options: Options, torStarter: TorStarter, prepare: WorldPreparation? = nil
+  ) throws -> Result {
     let run = try SandboxRun.createBlocking()
     defer { run.teardown() }
     try run.startWorld()
     if !options.censorRules.isEmpty { try run.applyCensorRules(options.censorRules) }
+    let prepared = try prepare?(run) ?? []
 
     var pcapPath: String?
     if let directory = options.reportDirectory {
@@ -81,7 +90,7 @@ public enum SandboxExec {
       pcapPath = directory + "/capture.pcap"
     }
     let capture = try run.openDeviceCapture(
-      allowed: AddressPlan.guardEndpoints.union(options.allow), pcapPath: pcapPath)
+      allowed: AddressPlan.guardEndpoints.union(options.allow).union(prepared), pcapPath: pcapPath)
     var captureStopped = false
     defer { if !captureStopped { _ = capture.stop() } }
 

@@ -120,6 +120,17 @@ public final class SandboxRun: @unchecked Sendable {
   /// Records a child process (killed with its group at teardown unless it exited).
   public func recordProcess(_ pid: pid_t, group: Bool) { record(.process(pid, group: group)) }
 
+  /// The processes recorded so far (services and commands alike).
+  func recordedProcesses() -> Set<pid_t> {
+    lock.withLock {
+      Set(
+        resources.compactMap {
+          if case .process(let pid, _) = $0 { return pid }
+          return nil
+        })
+    }
+  }
+
   /// Records a service to stop at teardown (before the namespaces go).
   public func recordService(_ name: String, stop: @escaping @Sendable () -> Void) {
     record(.service(name, stop))

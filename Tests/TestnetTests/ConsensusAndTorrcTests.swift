@@ -17,6 +17,41 @@ import Testing
     #expect(consensus.endpoints == ["127.0.0.1:7021", "10.66.1.2:9001", "10.66.1.2:9030"])
   }
 
+  @Test func theMicrodescFlavourAndItsALinesGiveTheSameEndpoints() throws {
+    // cached-microdesc-consensus: no descriptor digest in r lines; a lines add ORPorts.
+    let text = """
+      network-status-version 3 microdesc
+      r exit1 Xl6tMEvTPqJ3dngcBNYrKgv/WD0 2026-11-29 14:04:28 10.66.1.104 7004 0
+      a [fd66:0:0:2::104]:7004
+      m sha256digest
+      s Exit Fast Running Valid
+      r auth1 hxGVjAXOymotuw6CkL0fP0gMryQ 2026-11-29 14:04:28 10.66.1.101 7001 7101
+      s Authority Fast Running V2Dir Valid
+      """
+    let consensus = try Consensus(text: text)
+    #expect(consensus.routers.map(\.nickname) == ["exit1", "auth1"])
+    #expect(consensus.routers[0].flags.contains("Exit"))
+    #expect(consensus.routers[0].otherORAddresses == ["[fd66:0:0:2::104]:7004"])
+    #expect(
+      consensus.endpoints == [
+        "10.66.1.104:7004", "[fd66:0:0:2::104]:7004", "10.66.1.101:7001", "10.66.1.101:7101",
+      ])
+  }
+
+  @Test func aMalformedALineOrAZeroORPortNamesItsLine() {
+    #expect(throws: TestnetError.malformedConsensus(line: 3, text: "a nowhere")) {
+      try Consensus(
+        text: "network-status-version 3 microdesc\n"
+          + "r n id 2026-11-29 14:04:28 10.0.0.1 9001 0\na nowhere\n")
+    }
+    #expect(
+      throws: TestnetError.malformedConsensus(
+        line: 2, text: "r n id 2026-11-29 14:04:28 10.0.0.1 0 0")
+    ) {
+      try Consensus(text: "network-status-version 3\nr n id 2026-11-29 14:04:28 10.0.0.1 0 0\n")
+    }
+  }
+
   @Test func aMalformedRouterLineNamesItsLineNumber() {
     #expect(throws: TestnetError.malformedConsensus(line: 2, text: "r short line")) {
       try Consensus(text: "network-status-version 3\nr short line\n")
