@@ -28,7 +28,10 @@ import TorControl
     }
   }
 
-  static func run(_ version: OnionBrowserVersion, _ actions: [AppAction]) async throws -> Run {
+  static func run(
+    _ version: OnionBrowserVersion, _ actions: [AppAction], plan: String = "healthy:1.5",
+    timeScale: Double = 1
+  ) async throws -> Run {
     let world = try LocalWorldServer(names: ["web.test"])
     defer { world.stop() }
     let pemPath = NSTemporaryDirectory() + "failclosed-ob-ca-\(getpid())-\(version.rawValue).pem"
@@ -44,7 +47,7 @@ import TorControl
     let socks = try #require(mock.waitForListener())
     let controlCommands = EventCollectorStrings()
     let control = try ControlPortService(
-      port: 0, auth: "password:s3cret", plan: "healthy:1.5", clock: SystemClock(),
+      port: 0, auth: "password:s3cret", plan: plan, clock: SystemClock(),
       socksListeners: [socks.description], disableNetwork: true,
       log: { event, _, fields in
         if event == "control" {
@@ -62,8 +65,14 @@ import TorControl
     options.controlAuthentication = .password("s3cret")
     options.socks = socks
     options.trustPEMPath = pemPath
+    options.timeScale = timeScale
     let collected = EventCollector()
     try await AppDriver.run(actions: actions, options: options, sink: { collected.add($0) })
+    // 2.X and 3.X end with SIGNAL SHUTDOWN: written when the run returns, read by the mock's
+    // own thread a moment later. Wait for it (bounded); its absence fails the test below.
+    for _ in 0..<150 where version != .v1 && !controlCommands.values.contains("SIGNAL SHUTDOWN") {
+      try await Task.sleep(nanoseconds: 20_000_000)
+    }
     return Run(
       events: collected.events, commands: controlCommands.values, socks: socks,
       streams: mock.eventLog.events("socks").count)
@@ -122,6 +131,29 @@ import TorControl
     #expect(sockets.allSatisfy { $0["endpoint"]?.description == run.socks.description })
     #expect(run.commands.contains("SETEVENTS STATUS_CLIENT"))
     #expect(run.commands.last == "SIGNAL SHUTDOWN")
+  }
+
+  /// OnionManager.swift l.339-370 and AppDelegate.swift l.470-474: the guard's expiry shows the
+  /// UI like torConnFinished, so the URL the app was launched with opens, tor not ready.
+  @Test(.timeLimit(.minutes(1)))
+  func version2GuardExpiryOpensThePendingURL() async throws {
+    let run = try await Self.run(
+      .v2,
+      [
+        AppAction(at: 0, .openURL("onionhttps://web.test/launch")),
+        AppAction(at: 0, .start),
+        // The mock's plan runs in real time (a phase each 0.5 s = 12.5 app seconds).
+        AppAction(.wait(45)),
+      ], plan: "stall:conn", timeScale: 25)
+    let pending = try #require(run.requests("pending").first)
+    let stalled = try #require(
+      run.first { $0.kind == .tor && $0["phase"] == "problem" && $0["reason"] == "no-progress" })
+    let start = try #require(run.requests("start").first)
+    #expect(pending.time < stalled.time)
+    #expect(start.time >= stalled.time)
+    #expect(start["url"] == "https://web.test/launch")
+    #expect(run.ready == nil)
+    #expect(run.commands.filter { $0 == "SETCONF DisableNetwork=1" }.count == 1)
   }
 
   @Test(.timeLimit(.minutes(1)))
