@@ -351,7 +351,7 @@ public struct AppAction: Sendable, Equatable {
     case addRelay(url: String)
     case sendMessage(text: String)
     case refreshDirectory
-    /// An incoming app URL (Onion Browser's URL schemes; profile onion-browser).
+    /// An incoming app URL (that Onion Browser version's URL schemes; onion-browser-N only).
     case openURL(url: String)
     case torCrash
 
