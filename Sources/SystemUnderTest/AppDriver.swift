@@ -201,7 +201,7 @@ public enum AppDriver {
       backend = ControlPortTorBackend(
         control: options.control ?? SocketAddress("127.0.0.1:9051")!,
         authentication: options.controlAuthentication, scheduler: scheduler, log: log,
-        clock: controllerClock(options))
+        stopDisablesNetwork: true, clock: controllerClock(options))
       probe = SocketSocksProbe(log: log, timeScale: options.timeScale)
     case .tor:
       // run() has checked that the configuration is there.

@@ -49,17 +49,21 @@ public struct OnionBrowserTorState: Equatable, Sendable {
   ///   - bridgesConfigured: tor uses bridges, so 2.X's guard never cycles DisableNetwork.
   ///   - deviation: the harness's own steps for its tor (OnionBrowserHarnessDeviation).
   ///   - timings: Onion Browser's numbers (tests shorten them).
+  ///   - stopDisablesNetwork: bitchat over someone else's tor: arti_stop stops Arti, so stop
+  ///     ends with `SETCONF DisableNetwork=1` before the app's own ending (not Onion Browser's).
   ///   - clock: real time for the controller's timers (tor runs at its own speed).
   public init(
     control: SocketAddress, authentication: Authentication, scheduler: any AppScheduler,
     log: AppEventLog? = nil, version: OnionBrowserVersion = .v1, bridgesConfigured: Bool = false,
     deviation: OnionBrowserHarnessDeviation = OnionBrowserHarnessDeviation(),
-    timings: OnionBrowserTimings = OnionBrowserTimings(), clock: any HarnessClock = SystemClock()
+    timings: OnionBrowserTimings = OnionBrowserTimings(), stopDisablesNetwork: Bool = false,
+    clock: any HarnessClock = SystemClock()
   ) {
     connection = OnionBrowserControlConnection(
       settings: .init(
         address: control, authentication: authentication, version: version,
-        bridgesConfigured: bridgesConfigured, deviation: deviation, timings: timings),
+        bridgesConfigured: bridgesConfigured, deviation: deviation, timings: timings,
+        stopDisablesNetwork: stopDisablesNetwork),
       clock: clock, log: log)
     self.scheduler = scheduler
   }

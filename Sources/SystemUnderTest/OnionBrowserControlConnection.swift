@@ -31,6 +31,8 @@ final class OnionBrowserControlConnection: @unchecked Sendable {
     var bridgesConfigured: Bool
     var deviation: OnionBrowserHarnessDeviation
     var timings = OnionBrowserTimings()
+    /// bitchat's arti_stop over someone else's tor: `SETCONF DisableNetwork=1` at stop.
+    var stopDisablesNetwork = false
   }
 
   enum Request: Sendable {
@@ -160,7 +162,13 @@ final class OnionBrowserControlConnection: @unchecked Sendable {
         continue
       }
       guard alive(mine) else {
-        let last = core.terminate(at: clock.now)
+        var last = OnionBrowserOutput()
+        if settings.stopDisablesNetwork, socket != nil {
+          let line = "SETCONF DisableNetwork=1"
+          last.lines.append(line)
+          last.reports.append(.command(line))
+        }
+        last.merge(core.terminate(at: clock.now))
         if !last.lines.isEmpty, let socket { try? socket.write(last.bytes) }
         record(last.reports, generation: mine)
         return

@@ -151,13 +151,14 @@ import TorControl
     /// What the mock was sent, in order.
     var commands: [String] { mockLog.values }
 
-    @AppActor func backend(_ version: OnionBrowserVersion, bridges: Bool = false)
-      -> ControlPortTorBackend
-    {
+    @AppActor func backend(
+      _ version: OnionBrowserVersion, bridges: Bool = false, stopDisablesNetwork: Bool = false
+    ) -> ControlPortTorBackend {
       ControlPortTorBackend(
         control: service.address, authentication: .password("s3cret"),
         scheduler: ClockScheduler(clock: SystemClock()), log: appLog, version: version,
-        bridgesConfigured: bridges, timings: ControlPortBackendMockTests.timings)
+        bridgesConfigured: bridges, timings: ControlPortBackendMockTests.timings,
+        stopDisablesNetwork: stopDisablesNetwork)
     }
 
     func torEvents(_ phase: String) -> [AppEvent] {
@@ -214,6 +215,21 @@ import TorControl
     // 1.X's exit sends nothing: its tor dies with the process.
     try await Task.sleep(nanoseconds: 200_000_000)
     #expect(setup.commands.count == before)
+  }
+
+  /// bitchat over someone else's tor (`--backend ctor`): arti_stop stops Arti, so the stop ends
+  /// with DisableNetwork=1 (not Onion Browser's own step).
+  @Test(.timeLimit(.minutes(1)))
+  func bitchatsStopDisablesTheNetwork() async throws {
+    let setup = try Setup(plan: "healthy:0.5")
+    let backend = await setup.backend(.v1, stopDisablesNetwork: true)
+    await Self.start(backend)
+    #expect(
+      await Self.eventually { setup.torEvents("bootstrap").contains { $0["progress"] == 100 } })
+    #expect(!setup.service.driver.isNetworkDisabled)
+    await ControlPortBackendTests.stop(backend)
+    #expect(await Self.eventually { setup.service.driver.isNetworkDisabled })
+    #expect(setup.torEvents("command").last?["command"] == "SETCONF DisableNetwork=1")
   }
 
   @Test(.timeLimit(.minutes(1)), arguments: [OnionBrowserVersion.v2, .v3])
