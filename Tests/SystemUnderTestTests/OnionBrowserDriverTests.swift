@@ -133,6 +133,34 @@ import TorControl
     #expect(run.commands.last == "SIGNAL SHUTDOWN")
   }
 
+  /// AppDelegate.swift l.229-231 and l.284-289: background stops tor (SIGNAL SHUTDOWN, the
+  /// mock's control port goes away as tor does), active again starts it afresh: a new start
+  /// and a new connection (refused here: nothing restarts the mock).
+  @Test(.timeLimit(.minutes(1)))
+  func version2BackgroundShutsTorDownAndActiveStartsItAgain() async throws {
+    let run = try await Self.run(
+      .v2,
+      [
+        AppAction(at: 0, .start),
+        AppAction(at: 4, .background),
+        AppAction(at: 4.5, .foreground),
+        AppAction(.wait(1.5)),
+      ])
+    let states = run.events.filter { $0.kind == .state && $0["field"] == "state" }
+      .compactMap { $0["value"]?.description }
+    #expect(states == ["started", "connected", "stopped", "started"])
+    let shutdown = try #require(
+      run.first { $0.kind == .tor && $0["command"] == "SIGNAL SHUTDOWN" })
+    #expect(shutdown.time >= 4)
+    #expect(run.events.filter { $0.kind == .state && $0["field"] == "start" }.count == 2)
+    // The relaunched controller's connection, 1 s after the new start, finds no tor.
+    #expect(
+      run.events.contains {
+        $0.kind == .tor && $0.time > 5.4
+          && $0["detail"]?.description.contains("control port") == true
+      })
+  }
+
   /// OnionManager.swift l.339-370 and AppDelegate.swift l.470-474: the guard's expiry shows the
   /// UI like torConnFinished, so the URL the app was launched with opens, tor not ready.
   @Test(.timeLimit(.minutes(1)))
