@@ -10,7 +10,7 @@ public struct AppCommand: Command {
   public let summary =
     "run the modelled app (bitchat's Tor layer, or Onion Browser's) through timed actions"
   public let usage = """
-    Usage: failclosed app --actions FILE|- [--profile bitchat|hardened|naive-port|onion-browser]
+    Usage: failclosed app --actions FILE|- [--profile PROFILE]
                           [--backend arti|mock|ctor|tor|simulated] [--time-scale N]
                           [--state-dir DIR] [--socks HOST:PORT] [--directory-url URL]
                           [--relay URL]... [--torrc-base FILE] [--tor-binary PATH]
@@ -18,6 +18,10 @@ public struct AppCommand: Command {
 
     Reads timed actions (JSON lines or a JSON array; see docs/app-driver.md) and prints each
     state change, notification, socket opened and request as a JSON line with its virtual time.
+
+    Profiles: bitchat (default), hardened, naive-port; onion-browser-1, onion-browser-2,
+    onion-browser-3 (Onion Browser 1.X, 2.X, 3.X, each rule for rule; --backend ctor or tor);
+    onion-browser is onion-browser-3, the current release.
 
     --backend tor starts Debian's tor itself, in the namespace the app runs in (run it in the
     harness's device namespace; in the host's, every address tor is given must be loopback):
@@ -31,7 +35,7 @@ public struct AppCommand: Command {
     OptionSpec("actions", .single, valueName: "FILE|-", help: "the actions file, - for stdin"),
     OptionSpec(
       "profile", .single, valueName: "NAME",
-      help: "bitchat (default), hardened, naive-port or onion-browser"),
+      help: "bitchat (default), hardened, naive-port, onion-browser-1|2|3 or onion-browser"),
     OptionSpec(
       "backend", .single, valueName: "NAME",
       help:
@@ -71,7 +75,9 @@ public struct AppCommand: Command {
     if let profile = arguments.value("profile") {
       guard let value = AppDriver.Profile(rawValue: profile) else {
         throw UsageError(
-          "--profile: expected bitchat, hardened, naive-port or onion-browser, got '\(profile)'")
+          "--profile: expected one of "
+            + AppDriver.Profile.allCases.map(\.rawValue).joined(separator: ", ")
+            + ", got '\(profile)'")
       }
       options.profile = value
     }

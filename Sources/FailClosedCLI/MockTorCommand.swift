@@ -173,6 +173,9 @@ public struct MockTorCommand: Command {
       ? "SOCKS on \(mock.socksAddress?.description ?? "?")"
       : "SOCKS on \(configuration.socksAddress) once bootstrapped"
     print("mock-tor (\(configuration.personality.rawValue)): \(listening); Ctrl-C to stop")
+    // Now, not at exit: stdout to a file is block-buffered, and the scenario runner waits for
+    // the "control port on" line before it starts the app (10 s per ctor scenario otherwise).
+    fflush(nil)
     let signal = await SignalWaiter.waitForTermination()
     mock.stop()
     print("mock-tor: stopped on \(signal)")

@@ -292,20 +292,30 @@ public struct AppPlan: Sendable, Equatable {
     case hardened
     /// Foundation's URLSession with a SOCKS proxy dictionary: leaks on Linux (a canary).
     case naivePort = "naive-port"
-    /// Onion Browser: tor through its control port (the mock's ctor personality, or Debian's
-    /// tor on the real lane), URLs through its URL schemes, held until Tor is ready.
+    /// Onion Browser 1.X, 2.X or 3.X: tor through its control port (the mock's ctor
+    /// personality, or Debian's tor on the real lane), URLs through that version's schemes.
+    case onionBrowser1 = "onion-browser-1"
+    case onionBrowser2 = "onion-browser-2"
+    case onionBrowser3 = "onion-browser-3"
+    /// The current release (3.X): an alias of onion-browser-3.
     case onionBrowser = "onion-browser"
 
-    /// The steps this profile's app models (onion-browser: start, open-url, path-change).
+    /// One of Onion Browser's versions.
+    public var isOnionBrowser: Bool {
+      [.onionBrowser1, .onionBrowser2, .onionBrowser3, .onionBrowser].contains(self)
+    }
+
+    /// The steps this profile's app models (onion-browser-N: start, open-url, path-change,
+    /// background, foreground).
     public func models(_ step: AppAction.Step) -> Bool {
-      switch (self, step) {
-      case (.onionBrowser, .start), (.onionBrowser, .openURL), (.onionBrowser, .pathChange),
-        (.onionBrowser, .torCrash):
-        return true
-      case (.onionBrowser, _): return false
-      case (_, .openURL): return false
-      default: return true
+      if isOnionBrowser {
+        switch step {
+        case .start, .openURL, .pathChange, .background, .foreground, .torCrash: return true
+        default: return false
+        }
       }
+      if case .openURL = step { return false }
+      return true
     }
   }
 
@@ -344,7 +354,7 @@ public struct AppAction: Sendable, Equatable {
     case addRelay(url: String)
     case sendMessage(text: String)
     case refreshDirectory
-    /// An incoming app URL (Onion Browser's URL schemes; profile onion-browser).
+    /// An incoming app URL (that Onion Browser version's URL schemes; onion-browser-N only).
     case openURL(url: String)
     case torCrash
 

@@ -37,6 +37,9 @@ public enum ScenarioEventCatalogue {
       ("request-held", requestFields),
       ("request-confirm", requestFields),
       ("request-ignored", requestFields),
+      ("request-pending", requestFields),
+      ("request-cancelled", requestFields),
+      ("request-callback", requestFields),
       (ScenarioEventName.requestQueued, Array(Set(relayFields + messageFields)).sorted()),
       (ScenarioEventName.relayAdded, ["relay", "phase", "kind", "target", "url"]),
       (
@@ -65,6 +68,7 @@ public enum ScenarioEventCatalogue {
       ("tor-command", torFields),
       ("tor-reply-timeout", torFields),
       ("tor-process", torFields),
+      ("tor-exit", torFields),
       ("action", ["action", "argument"]),
       ("error", ["message"]),
       (ScenarioEventName.torCrashed, ["by"]),
@@ -78,7 +82,7 @@ public enum ScenarioEventCatalogue {
     "tor.bootstrapProgress", "tor.bootstrapSummary", "tor.isAppForeground", "tor.lastError",
     "tor.pathChangeSkipped", "tor.bridges", "tor.start", "session.rebuilt",
     "activation.activationAllowed", "activation.torDesired", "activation.userTorEnabled",
-    "activation.reachable", "app.profile",
+    "activation.reachable", "app.profile", "tor.state", "app.exited",
   ]
 
   /// A state line keeps only its new value (``ScenarioEvent/init(_:)``).
@@ -96,15 +100,20 @@ public enum ScenarioEventCatalogue {
   public static let onionBrowserEvents = [
     "action", "error", "app.profile", "ready-changed", "tor.start", "request-sent",
     "request-done", "request-failed", "request-held", "request-confirm", "request-ignored",
-    "socket-opened", "tor-bootstrap", "tor-problem", "tor-command", "tor-reply-timeout",
+    "request-pending", "request-cancelled", "request-callback", "tor.state", "tor-exit",
+    "app.exited", "socket-opened", "tor-bootstrap", "tor-problem", "tor-command",
+    "tor-reply-timeout",
     "tor-process", ScenarioEventName.torCrashed, ScenarioEventName.censorChanged,
   ]
   /// Onion Browser's alone: the bitchat-model profiles never emit these.
-  static let onionBrowserOnly = ["request-held", "request-confirm", "request-ignored"]
+  static let onionBrowserOnly = [
+    "request-held", "request-confirm", "request-ignored", "request-pending", "request-cancelled",
+    "request-callback", "tor.state", "tor-exit", "app.exited",
+  ]
 
   /// The event names `profile` can emit.
   public static func names(for profile: AppPlan.Profile) -> [String] {
-    profile == .onionBrowser
+    profile.isOnionBrowser
       ? onionBrowserEvents : names.filter { !onionBrowserOnly.contains($0) }
   }
 

@@ -95,11 +95,11 @@ public enum ScenarioParser {
     if case .mock(let plan) = tor, let network, let networkReader {
       try PlanCensorAgreement.check(plan, network, duration: duration, reader: networkReader)
     }
-    if app.profile == .onionBrowser, case .mock(let plan) = tor, plan.personality != .ctor {
+    if app.profile.isOnionBrowser, case .mock(let plan) = tor, plan.personality != .ctor {
       throw appReader.fail(
         "profile",
-        "onion-browser drives tor through its control port: on the mock lane it needs "
-          + "\"personality\": \"ctor\"")
+        "\(app.profile.rawValue) drives tor through its control port: on the mock lane it "
+          + "needs \"personality\": \"ctor\"")
     }
     let expectations = try doc.array("expect", required: true, minCount: 1, "expectations")!
       .map { e throws(ScenarioError) in
@@ -364,10 +364,10 @@ public enum ScenarioParser {
       guard profile.models(action.step) else {
         throw reader.fail(
           "do",
-          profile == .onionBrowser
-            ? "\"\(action.step.verb)\" is not modelled for the onion-browser profile "
-              + "(start, open-url, path-change)"
-            : "\"\(action.step.verb)\" needs the onion-browser profile")
+          profile.isOnionBrowser
+            ? "\"\(action.step.verb)\" is not modelled for the \(profile.rawValue) profile "
+              + "(start, open-url, path-change, background, foreground)"
+            : "\"\(action.step.verb)\" needs an onion-browser profile")
       }
       return action
     }

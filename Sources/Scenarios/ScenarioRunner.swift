@@ -153,8 +153,11 @@ public struct ScenarioRunner: Sendable {
     }
     // The mock ending on its own (no crash planned) is the harness failing, not the app: the
     // run cannot vouch for anything, and the mock's last words say why.
+    // An exit the app asked for (Onion Browser 2.X/3.X's SIGNAL SHUTDOWN) is not early.
     if runError == nil, ScenarioCommandLines.crashTimes(scenario).isEmpty,
-      let mockStatus = ScenarioRunner.exitStatus(mock.pid)
+      let mockStatus = ScenarioRunner.exitStatus(mock.pid),
+      !((try? String(contentsOfFile: appOutput, encoding: .utf8))?
+        .contains(#""command":"SIGNAL SHUTDOWN""#) ?? false)
     {
       runError =
         "the mock Tor exited early with status \(mockStatus): " + lastLines(directory + "/mock.log")

@@ -27,7 +27,7 @@ public struct AppAction: Sendable, Equatable {
     case addRelay(String)
     case sendMessage(String)
     case refreshDirectory
-    /// An incoming app URL (Onion Browser's URL schemes; profile onion-browser).
+    /// An incoming app URL (that Onion Browser version's URL schemes; onion-browser-N only).
     case openURL(String)
     case wait(Double)
 

@@ -2,6 +2,7 @@ import FailClosedSupport
 import Foundation
 import MockTor
 import TLS
+import TorControl
 
 /// Runs the modelled app through timed actions and reports every event: the library side of
 /// `failclosed app` (docs/app-driver.md).
@@ -11,11 +12,25 @@ public enum AppDriver {
     case hardened
     /// bitchat's rules with Foundation's URLSession as the Tor session (leaks on Linux).
     case naivePort = "naive-port"
-    /// Onion Browser: tor through its control port, URL schemes, loads only through Tor
-    /// (``OnionBrowserRuntime``; needs a control-port backend).
+    /// Onion Browser, one major version each: tor through its control port, the version's URL
+    /// schemes, loads only through Tor (``OnionBrowserRuntime``; needs a control-port backend).
+    case onionBrowser1 = "onion-browser-1"
+    case onionBrowser2 = "onion-browser-2"
+    case onionBrowser3 = "onion-browser-3"
+    /// The current release, 3.X (README): an alias of `onion-browser-3`.
     case onionBrowser = "onion-browser"
 
     public var rules: SUTProfile { self == .hardened ? .hardened : .bitchat }
+
+    /// The Onion Browser version this profile models; nil for bitchat's profiles.
+    public var onionBrowserVersion: OnionBrowserVersion? {
+      switch self {
+      case .onionBrowser1: return .v1
+      case .onionBrowser2: return .v2
+      case .onionBrowser3, .onionBrowser: return .v3
+      default: return nil
+      }
+    }
   }
 
   public enum Backend: String, Sendable, CaseIterable {
@@ -75,7 +90,9 @@ public enum AppDriver {
     actions: [AppAction], options: Options, clock: any HarnessClock,
     sink: @escaping @Sendable (AppEvent) -> Void
   ) async throws {
-    if options.profile == .onionBrowser { try OnionBrowserRuntime.checkBackend(options) }
+    if options.profile.onionBrowserVersion != nil {
+      try OnionBrowserRuntime.checkBackend(options)
+    }
     let store: KeyValueStore
     if let directory = options.stateDirectory {
       try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -106,8 +123,9 @@ public enum AppDriver {
     // Virtual time 0 is now, after the slow setup (the trust store).
     let log = AppEventLog(clock: clock, sink: sink)
     let origin = clock.now
-    if options.profile == .onionBrowser {
+    if let version = options.profile.onionBrowserVersion {
       let (browser, tor) = await OnionBrowserRuntime.make(
+        version: version,
         options: options, clock: clock, log: log, store: store, tls: tls)
       try await drive(actions, clock: clock, origin: origin, tor: tor) {
         await browser.perform($0)
@@ -183,7 +201,7 @@ public enum AppDriver {
       backend = ControlPortTorBackend(
         control: options.control ?? SocketAddress("127.0.0.1:9051")!,
         authentication: options.controlAuthentication, scheduler: scheduler, log: log,
-        clock: controllerClock(options))
+        stopDisablesNetwork: true, clock: controllerClock(options))
       probe = SocketSocksProbe(log: log, timeScale: options.timeScale)
     case .tor:
       // run() has checked that the configuration is there.
@@ -250,7 +268,7 @@ public enum AppDriver {
     case .sendMessage(let text): runtime.sendMessage(text)
     case .refreshDirectory: runtime.refreshDirectory()
     case .openURL:
-      runtime.log.record(.error, ["message": "open-url needs --profile onion-browser"])
+      runtime.log.record(.error, ["message": "open-url needs an onion-browser profile"])
     case .wait(let seconds):
       try? await runtime.scheduler.sleepOnClock(seconds)
     }

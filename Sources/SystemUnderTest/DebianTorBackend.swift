@@ -1,6 +1,7 @@
 import FailClosedSupport
 import Foundation
 import Testnet
+import TorControl
 
 /// Debian's tor as the app's Tor client, started by the app in whatever namespace the app runs
 /// in (the device) and driven through its control port the way Onion Browser drives it
@@ -11,7 +12,7 @@ import Testnet
 /// there, hands it to the controller. arti_stop stops the controller, then tor (SIGTERM, SIGKILL
 /// after 1 s) and reaps it. A malformed bridge setting under a profile that uses bridges fails
 /// closed: tor is not started.
-@AppActor public final class DebianTorBackend: TorBackend {
+@AppActor public final class DebianTorBackend: TorBackend, OnionBrowserTorControl {
   public let configuration: DebianTorConfiguration
   public let supportsOnionServices = true
   private let profile: SUTProfile
@@ -20,14 +21,17 @@ import Testnet
   private let log: AppEventLog
   private let current = DebianTorProcessSlot()
   private var controller: ControlPortTorBackend?
+  /// Which Onion Browser drives this tor (bitchat's profiles: 1.X's polling client).
+  private let onionBrowser: OnionBrowserVersion?
   /// Bumped by every start and stop, so a late "control port ready" of an old tor is dropped.
   private var attempt = 0
   private var summary = ""
 
   public init(
     configuration: DebianTorConfiguration, profile: SUTProfile, store: KeyValueStore,
-    scheduler: any AppScheduler, log: AppEventLog
+    scheduler: any AppScheduler, log: AppEventLog, onionBrowser: OnionBrowserVersion? = nil
   ) {
+    self.onionBrowser = onionBrowser
     self.configuration = configuration
     self.profile = profile
     self.store = store
@@ -181,10 +185,14 @@ import Testnet
       BlockingIO.detach("failclosed.tor-stop") { process.terminate() }
       return
     }
-    // TAKEOWNERSHIP too: tor exits when the control connection closes, whatever closes it.
+    // The harness's steps for its tor (OnionBrowserHarnessDeviation): the network enabled
+    // after authenticating, and TAKEOWNERSHIP for 2.X/3.X (tor dies with the app there);
+    // 1.X reopens its connection and relies on __OwningControllerProcess instead.
+    let version = onionBrowser ?? .v1
     let controller = ControlPortTorBackend(
       control: configuration.control, authentication: .cookieFile(configuration.cookiePath),
-      scheduler: scheduler, log: log, bridgesConfigured: bridged, takeOwnership: true)
+      scheduler: scheduler, log: log, version: version, bridgesConfigured: bridged,
+      deviation: OnionBrowserHarnessDeviation(takeOwnership: version != .v1))
     self.controller = controller
     _ = controller.start(
       dataDirectory: configuration.dataDirectory, socksPort: configuration.socksPort)
@@ -223,8 +231,15 @@ import Testnet
 
   public func bootstrapSummary() -> String { controller?.bootstrapSummary() ?? summary }
 
-  /// Onion Browser on an IP-stack change: SIGNAL RELOAD, then NEWNYM (through the controller).
+  /// A network change, through the controller (its version's reaction).
   public func networkChanged() { controller?.networkChanged() }
+  public func networkChanged(reachable: Bool) { controller?.networkChanged(reachable: reachable) }
+  public func appDidEnterBackground() { controller?.appDidEnterBackground() }
+  public func appDidBecomeActive() { controller?.appDidBecomeActive() }
+  public var browserState: OnionBrowserTorState {
+    controller?.browserState
+      ?? OnionBrowserTorState(gaveUp: summary.hasPrefix("Error") ? summary : nil)
+  }
 
   /// Kills the running tor now (SIGTERM, SIGKILL after 1 s) and reaps it, from any thread:
   /// the app's exit paths (the end of the actions, an error, SIGINT or SIGTERM). Blocking.

@@ -2,24 +2,43 @@ import FailClosedSupport
 import Foundation
 import TorControl
 
-/// The I/O edge of ``OnionBrowserController``: one control connection to a C tor, run on its
-/// own thread (never the cooperative pool). poll(2) waits for tor's bytes or the controller's
-/// next deadline, at most 50 ms so requests from other threads (network change, stop) are taken
-/// promptly. Every report goes to the app's event log as a `tor` event; the latest bootstrap
-/// phase is kept for ``ControlPortTorBackend``.
+/// The I/O edge of ``OnionBrowserController``: the control connection(s) to a C tor, run on
+/// one thread of its own (never the cooperative pool). The controller says when to open a
+/// connection (1.X reopens its own after a HUP, on background and foreground), what to write
+/// and when to close; poll(2) waits for tor's bytes or the controller's next deadline, at most
+/// 50 ms so requests from other threads (network change, background, stop) are taken promptly.
+/// Every report goes to the app's event log as a `tor` event; the latest state is kept for
+/// ``ControlPortTorBackend``.
 final class OnionBrowserControlConnection: @unchecked Sendable {
   struct Snapshot: Equatable {
     var progress = 0
     var tag = ""
     var summary = ""
+    /// The version's own "Tor is ready".
+    var ready = false
+    /// 3.X: the SOCKS listener tor reported.
+    var socks: String?
+    /// 2.X: the connection guard expired (the app shows its UI).
+    var stalled = false
+    /// 1.X exited, or 3.X's start failed for good.
+    var gaveUp: String?
   }
 
   struct Settings: Sendable {
     var address: SocketAddress
     var authentication: ControlPortTorBackend.Authentication
+    var version: OnionBrowserVersion
     var bridgesConfigured: Bool
-    var takeOwnership: Bool
+    var deviation: OnionBrowserHarnessDeviation
     var timings = OnionBrowserTimings()
+    /// bitchat's arti_stop over someone else's tor: `SETCONF DisableNetwork=1` at stop.
+    var stopDisablesNetwork = false
+  }
+
+  enum Request: Sendable {
+    case networkChanged(reachable: Bool)
+    case background
+    case foreground
   }
 
   /// The longest poll(2) wait, so requests from other threads wait at most this long.
@@ -35,7 +54,7 @@ final class OnionBrowserControlConnection: @unchecked Sendable {
   private var snapshot = Snapshot()
   private var running = false
   private var generation = 0
-  private var networkChanges = 0
+  private var requests: [Request] = []
   private var finished: DispatchSemaphore?
 
   init(settings: Settings, clock: any HarnessClock, log: AppEventLog?) {
@@ -47,13 +66,13 @@ final class OnionBrowserControlConnection: @unchecked Sendable {
   var state: Snapshot { lock.withLock { snapshot } }
   var isRunning: Bool { lock.withLock { running } }
 
-  /// Starts the control thread; false when already running.
+  /// Starts the control thread (the app starts tor); false when already running.
   func start() -> Bool {
     let started: (Int, DispatchSemaphore)? = lock.withLock {
       if running { return nil }
       running = true
       generation += 1
-      networkChanges = 0
+      requests = []
       snapshot = Snapshot(progress: 0, tag: "", summary: "Starting...")
       let done = DispatchSemaphore(value: 0)
       finished = done
@@ -68,7 +87,7 @@ final class OnionBrowserControlConnection: @unchecked Sendable {
     return true
   }
 
-  /// Asks the thread to send SETCONF DisableNetwork=1 and close, and waits for it (bounded).
+  /// Asks the thread to end the app's way (terminate) and waits for it (bounded).
   func stop() {
     let done: DispatchSemaphore? = lock.withLock {
       running = false
@@ -80,33 +99,23 @@ final class OnionBrowserControlConnection: @unchecked Sendable {
     lock.withLock { snapshot = Snapshot() }
   }
 
-  /// SIGNAL RELOAD and NEWNYM on the thread's next turn.
-  func networkChanged() {
-    lock.withLock { if running { networkChanges += 1 } }
+  /// Taken on the thread's next turn.
+  func request(_ request: Request) {
+    lock.withLock { if running { requests.append(request) } }
   }
 
   private func alive(_ mine: Int) -> Bool { lock.withLock { running && generation == mine } }
 
-  private func takeNetworkChanges() -> Int {
+  private func takeRequests() -> [Request] {
     lock.withLock {
-      defer { networkChanges = 0 }
-      return networkChanges
+      defer { requests = [] }
+      return requests
     }
   }
 
   // MARK: - The thread
 
   private func run(generation mine: Int) {
-    let socket: Socket
-    do {
-      socket = try Socket.connect(to: settings.address, timeout: 5)
-    } catch {
-      fail(mine, "control port \(settings.address): \(error)")
-      return
-    }
-    defer { socket.close() }
-    guard alive(mine) else { return }
-    socket.setTimeouts(seconds: 5)
     let authenticate: String
     do { authenticate = try authenticateLine() } catch {
       fail(mine, "\(error)")
@@ -114,43 +123,97 @@ final class OnionBrowserControlConnection: @unchecked Sendable {
     }
     var core = OnionBrowserController(
       configuration: .init(
-        authenticate: authenticate, takeOwnership: settings.takeOwnership,
-        bridgesConfigured: settings.bridgesConfigured, timings: settings.timings))
+        version: settings.version, authenticate: authenticate,
+        bridgesConfigured: settings.bridgesConfigured, deviation: settings.deviation,
+        timings: settings.timings))
+    var socket: Socket?
+    defer { socket?.close() }
     var buffer = [UInt8](repeating: 0, count: 16384)
-    var output = core.start(at: clock.now)
+    var output = core.launch(at: clock.now)
     while true {
-      if let failure = deliver(output, on: socket, generation: mine) {
-        _ = deliver(
-          core.connectionClosed(reason: failure, at: clock.now), on: socket, generation: mine)
-        return
+      // Write, record, then close / connect / exit as the controller says.
+      if !output.lines.isEmpty, let open = socket {
+        do { try open.write(output.bytes) } catch {
+          record(output.reports, generation: mine)
+          open.close()
+          socket = nil
+          output = core.connectionClosed(reason: "write: \(error)", at: clock.now)
+          continue
+        }
       }
-      if output.close { return }
+      record(output.reports, generation: mine)
+      if output.close {
+        socket?.close()
+        socket = nil
+      }
+      if output.exitApp { return }
+      if output.connect {
+        socket?.close()
+        socket = nil
+        do {
+          let open = try Socket.connect(to: settings.address, timeout: 5)
+          open.setTimeouts(seconds: 5)
+          socket = open
+          output = core.connected(at: clock.now)
+        } catch {
+          output = core.connectFailed(
+            reason: "control port \(settings.address): \(error)", at: clock.now)
+        }
+        continue
+      }
       guard alive(mine) else {
-        _ = deliver(core.stop(at: clock.now), on: socket, generation: mine)
+        var last = OnionBrowserOutput()
+        if settings.stopDisablesNetwork, socket != nil {
+          let line = "SETCONF DisableNetwork=1"
+          last.lines.append(line)
+          last.reports.append(.command(line))
+        }
+        last.merge(core.terminate(at: clock.now))
+        if !last.lines.isEmpty, let socket { try? socket.write(last.bytes) }
+        record(last.reports, generation: mine)
         return
       }
       output = OnionBrowserOutput()
-      for _ in 0..<takeNetworkChanges() {
-        merge(core.networkChanged(at: clock.now), into: &output)
+      for request in takeRequests() {
+        switch request {
+        case .networkChanged(let reachable):
+          output.merge(core.networkChanged(reachable: reachable, at: clock.now))
+        case .background: output.merge(core.background(at: clock.now))
+        case .foreground: output.merge(core.foreground(at: clock.now))
+        }
       }
-      if !output.lines.isEmpty { continue }
+      if !output.lines.isEmpty || !output.reports.isEmpty || output.close || output.connect
+        || output.exitApp
+      {
+        continue
+      }
       let wait = min(Self.maximumWait, max(0, (core.nextDeadline ?? .infinity) - clock.now))
-      var descriptor = pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)
+      guard let open = socket else {
+        if wait > 0 { usleep(useconds_t(wait * 1_000_000)) }
+        output = core.tick(at: clock.now)
+        continue
+      }
+      var descriptor = pollfd(fd: open.fd, events: Int16(POLLIN), revents: 0)
       let ready = poll(&descriptor, 1, Int32((wait * 1000).rounded(.up)))
       if ready > 0 {
         let count = buffer.withUnsafeMutableBytes {
-          recv(socket.fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
+          recv(open.fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
         }
         if count == 0 {
+          open.close()
+          socket = nil
           output = core.connectionClosed(reason: "closed by tor", at: clock.now)
           continue
         }
         if count < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
-          output = core.connectionClosed(reason: SystemError("recv").description, at: clock.now)
+          let reason = SystemError("recv").description
+          open.close()
+          socket = nil
+          output = core.connectionClosed(reason: reason, at: clock.now)
           continue
         }
         if count > 0 {
-          output = core.receive(buffer[0..<count], at: clock.now)
+          output = core.receive(Array(buffer[0..<count]), at: clock.now)
           continue
         }
       }
@@ -158,22 +221,8 @@ final class OnionBrowserControlConnection: @unchecked Sendable {
     }
   }
 
-  private func merge(_ more: OnionBrowserOutput, into output: inout OnionBrowserOutput) {
-    output.lines += more.lines
-    output.reports += more.reports
-    output.close = output.close || more.close
-  }
-
-  /// Writes the lines and records the reports; returns why writing failed, if it did.
-  private func deliver(_ output: OnionBrowserOutput, on socket: Socket, generation mine: Int)
-    -> String?
-  {
-    var failure: String?
-    if !output.lines.isEmpty {
-      do { try socket.write(output.bytes) } catch { failure = "write: \(error)" }
-    }
-    for report in output.reports { record(report, generation: mine) }
-    return failure
+  private func record(_ reports: [OnionBrowserReport], generation mine: Int) {
+    for report in reports { record(report, generation: mine) }
   }
 
   private func record(_ report: OnionBrowserReport, generation mine: Int) {
@@ -182,9 +231,15 @@ final class OnionBrowserControlConnection: @unchecked Sendable {
       guard running && generation == mine else { return }
       switch report {
       case .bootstrap(let phase):
-        snapshot = Snapshot(progress: phase.progress, tag: phase.tag, summary: phase.summary)
-      case .closed(let reason):
-        snapshot.summary = "Error: control connection \(reason)"
+        snapshot.progress = phase.progress
+        snapshot.tag = phase.tag
+        snapshot.summary = phase.summary
+      case .ready: snapshot.ready = true
+      case .socksListener(let address): snapshot.socks = address
+      case .stalled: snapshot.stalled = true
+      case .exitApp(let reason), .failed(let reason):
+        snapshot.gaveUp = reason
+        snapshot.summary = "Error: \(reason)"
       default: break
       }
     }
@@ -195,6 +250,7 @@ final class OnionBrowserControlConnection: @unchecked Sendable {
     let current = lock.withLock {
       guard running && generation == mine else { return false }
       snapshot.summary = "Error: \(message)"
+      snapshot.gaveUp = message
       return true
     }
     if current { log?.record(.tor, ["phase": "process", "detail": .string(message)]) }

@@ -37,10 +37,19 @@ extension OnionBrowserReport {
         "phase": "problem", "reason": "no-progress",
         "detail": .string(
           "no bootstrap report for \(seconds) s: "
-            + (toggled ? "cycling DisableNetwork" : "bridges configured, no DisableNetwork cycle")),
+            + (toggled
+              ? "cycling DisableNetwork" : "no DisableNetwork cycle (bridges, or no controller)")),
       ]
     case .circuitEstablished:
       return ["phase": "bootstrap", "detail": "circuit established"]
+    case .socksListener(let address):
+      return ["phase": "socks", "detail": .string(address)]
+    case .ready:
+      return ["phase": "ready"]
+    case .failed(let reason):
+      return ["phase": "failed", "detail": .string(reason)]
+    case .exitApp(let reason):
+      return ["phase": "exit", "detail": .string(reason)]
     case .closed(let reason):
       return ["phase": "process", "detail": .string("control connection closed: \(reason)")]
     }

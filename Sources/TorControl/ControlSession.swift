@@ -462,6 +462,9 @@ public struct ControlSession: Sendable {
     }
     var disable: Bool?
     for entry in values {
+      // Options Onion Browser sets that a mock without relays of its own has no use for:
+      // accepted as tor accepts them, with no effect.
+      if ControlSession.acceptedClientOptions.contains(entry.key.lowercased()) { continue }
       guard entry.key.lowercased() == "disablenetwork" else {
         return ControlReply(552, "Unrecognized option: Unknown option '\(entry.key)'.  Failing.")
       }
@@ -486,6 +489,13 @@ public struct ControlSession: Sendable {
     }
     return .ok
   }
+
+  /// tor options accepted without effect (lower case): Onion Browser 2.X/3.X's IP settings
+  /// and bridge (re)configuration.
+  static let acceptedClientOptions: Set<String> = [
+    "clientpreferipv6orport", "clientuseipv4", "clientuseipv6", "usebridges", "bridge",
+    "clienttransportplugin", "entrynodes", "exitnodes", "excludenodes", "strictnodes",
+  ]
 
   private func getConf(_ command: ControlCommandLine, context: ControlContext) -> ControlReply {
     var answers: [ControlReply.Line] = []

@@ -80,7 +80,7 @@ func scenarioText(expect: String = #"[{"kind": "no-leak"}]"#, app: String? = nil
     ),
     (
       #"{"profile": "iphone", "actions": [{"at": 0, "do": "start"}]}"#,
-      #"app.profile: expected one of "bitchat", "hardened", "naive-port", "onion-browser", got "iphone""#
+      #"app.profile: expected one of "bitchat", "hardened", "naive-port", "onion-browser-1", "onion-browser-2", "onion-browser-3", "onion-browser", got "iphone""#
     ),
     (
       #"{"profile": "bitchat", "torPreference": 1, "actions": [{"at": 0, "do": "start"}]}"#,
@@ -160,12 +160,12 @@ func scenarioText(expect: String = #"[{"kind": "no-leak"}]"#, app: String? = nil
       (
         ctor,
         #"{"profile": "onion-browser", "actions": [{"at": 0, "do": "send-message"}]}"#,
-        #"f.json: app.actions[0].do: "send-message" is not modelled for the onion-browser profile (start, open-url, path-change)"#
+        #"f.json: app.actions[0].do: "send-message" is not modelled for the onion-browser profile (start, open-url, path-change, background, foreground)"#
       ),
       (
         ctor,
         #"{"profile": "bitchat", "actions": [{"at": 0, "do": "open-url", "url": "onionbrowser://x/"}]}"#,
-        #"f.json: app.actions[0].do: "open-url" needs the onion-browser profile"#
+        #"f.json: app.actions[0].do: "open-url" needs an onion-browser profile"#
       ),
       (
         ctor,
@@ -200,8 +200,14 @@ func scenarioText(expect: String = #"[{"kind": "no-leak"}]"#, app: String? = nil
       "path-change-and-restart", "tor-crash-mid-session", "dns-poisoning-at-censor",
       "onion-relay-weakness-3", "custom-relay-cap", "directory-refresh-while-not-ready",
       "naive-port-canary", "activation-revoked-while-ready-hardened",
-      "onion-browser-url-held-until-ready", "onion-browser-stall-cycles-disable-network",
-      "real-onion-browser",
+      // Onion Browser: each version's rule for what loads before tor is ready, for the
+      // background and for the stall guard, on the mock lane; each version on the real lane.
+      "onion-browser-1-url-held-until-ready", "onion-browser-2-url-loads-while-tor-starts",
+      "onion-browser-3-url-cancelled-until-ready",
+      "onion-browser-1-background-before-connect-exits",
+      "onion-browser-2-background-shuts-tor-down", "onion-browser-3-background-keeps-tor",
+      "onion-browser-2-stall-cycles-disable-network", "onion-browser-3-stall-no-guard",
+      "real-onion-browser-1", "real-onion-browser-2", "real-onion-browser-3",
     ] {
       #expect(names.contains(required), "\(required)")
     }

@@ -1,6 +1,7 @@
 import FailClosedSupport
 import Foundation
 import Testing
+import TorControl
 
 @testable import SystemUnderTest
 
@@ -103,7 +104,8 @@ import Testing
   /// Starts the backend under `profile` with `bridges` in the store, lets its controller take
   /// over, then stops it; returns the torrc tor was given and the events.
   @AppActor static func runBackend(
-    profile: SUTProfile, bridges: [String]?, in directory: String
+    profile: SUTProfile, bridges: [String]?, in directory: String,
+    onionBrowser: OnionBrowserVersion? = nil
   ) async throws -> (
     result: Int32, torrc: String?, events: [AppEvent], pid: Int32?, progress: Int
   ) {
@@ -115,7 +117,7 @@ import Testing
     if let bridges { store.set(bridges, forKey: TorBridgeSettings.storeKey) }
     let backend = DebianTorBackend(
       configuration: configuration, profile: profile, store: store,
-      scheduler: ClockScheduler(clock: clock), log: log)
+      scheduler: ClockScheduler(clock: clock), log: log, onionBrowser: onionBrowser)
     let result = backend.start(dataDirectory: "", socksPort: configuration.socksPort)
     let pid = backend.torPID
     // Bounded: until the controller has taken over, then its first bootstrap report.
@@ -177,6 +179,27 @@ import Testing
     let torrc = try #require(run.torrc)
     #expect(torrc.contains("UseBridges 1\nBridge 127.0.0.1:2\n"))
     #expect(run.pid.map { kill($0, 0) != 0 } == true)
+  }
+
+  /// Every Onion Browser version configures bridges: 1.X writes UseBridges, Bridge (and
+  /// ClientTransportPlugin) into its torrc (AppDelegate.m @6ec0fdfc l.499-527), 2.X and 3.X pass
+  /// them at start (OnionManager.swift @9a17dd4f l.171, TorManager.swift @44edf9a8 l.304).
+  @Test(.timeLimit(.minutes(1)), arguments: OnionBrowserVersion.allCases)
+  func everyOnionBrowserVersionStartsTorWithItsBridges(_ version: OnionBrowserVersion)
+    async throws
+  {
+    let directory = try Self.directory()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let run = try await Self.runBackend(
+      profile: .hardened, bridges: ["127.0.0.1:2"], in: directory, onionBrowser: version)
+    #expect(run.result == 0)
+    let torrc = try #require(run.torrc)
+    #expect(torrc.contains("UseBridges 1\nBridge 127.0.0.1:2\n"))
+    #expect(run.pid.map { kill($0, 0) != 0 } == true)
+    // The harness's TAKEOWNERSHIP only where tor would die with the connection anyway.
+    let commands = run.events.filter { $0.kind == .tor && $0["phase"] == "command" }
+      .compactMap { $0["command"]?.description }
+    #expect(commands.contains("TAKEOWNERSHIP") == (version != .v1))
   }
 
   @Test(.timeLimit(.minutes(1)))

@@ -112,6 +112,8 @@ import TorControl
     // tor warns about the refused bridge every 1-6 s and each warning re-arms the guard, so a
     // short guard is needed to see the cycle. Safe: tor's only bridge is on loopback.
     timings.stallGuard = 0.5
+    timings.stallGuardCheck = 0.1
+    timings.connectDelay2 = 0.1
     let backend = await Self.makeBackend(
       control: control, cookie: tor.cookiePath, log: log, timings: timings)
     func torEvents(_ phase: String) -> [AppEvent] {
@@ -145,10 +147,13 @@ import TorControl
     // Give tor a moment to answer, then check nothing was refused.
     try await Task.sleep(nanoseconds: 300_000_000)
     let logged = torEvents("command").compactMap { $0["command"]?.description }
+    // 2.X over Tor.framework, with the harness's TAKEOWNERSHIP and DisableNetwork=0.
     #expect(
       logged == [
-        "AUTHENTICATE <secret>", "TAKEOWNERSHIP", "SETEVENTS STATUS_CLIENT",
-        "SETCONF DisableNetwork=0", "SETCONF DisableNetwork=1", "SETCONF DisableNetwork=0",
+        "AUTHENTICATE <secret>", "SETEVENTS STATUS_CLIENT", "GETINFO status/circuit-established",
+        "TAKEOWNERSHIP", "SETCONF DisableNetwork=0",
+        "SETCONF DisableNetwork=1", "SETCONF DisableNetwork=0",
+        #"SETCONF ClientPreferIPv6ORPort="auto" ClientUseIPv4="1" ClientUseIPv6="1""#,
         "SIGNAL RELOAD", "SIGNAL NEWNYM", "SETCONF DisableNetwork=0",
       ])
     // RELOAD re-applied the torrc's DisableNetwork 1 (tor closes its SOCKS listener); the
@@ -172,8 +177,8 @@ import TorControl
   ) -> ControlPortTorBackend {
     ControlPortTorBackend(
       control: control, authentication: .cookieFile(cookie),
-      scheduler: ClockScheduler(clock: SystemClock()), log: log, takeOwnership: true,
-      timings: timings)
+      scheduler: ClockScheduler(clock: SystemClock()), log: log, version: .v2,
+      deviation: OnionBrowserHarnessDeviation(takeOwnership: true), timings: timings)
   }
 
   @AppActor static func start(_ backend: ControlPortTorBackend) {

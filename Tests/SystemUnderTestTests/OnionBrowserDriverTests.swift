@@ -2,21 +2,41 @@ import FailClosedSupport
 import Foundation
 import MockTor
 import Testing
+import TorControl
 
 @testable import SystemUnderTest
 
 /// `failclosed app --profile onion-browser` against the mock's ctor control port and the mock's
 /// SOCKS port, with an HTTPS world server behind the mock.
 @Suite struct OnionBrowserDriverTests {
-  @Test(.timeLimit(.minutes(1)))
-  func heldURLLoadsThroughTorOnlyAfterBootstrap() async throws {
+  /// One run of `failclosed app --profile onion-browser-N --backend ctor` against the mock's
+  /// control port (DisableNetwork 1 at start, healthy after 1.5 s of network) and the mock's
+  /// SOCKS port (ready at once: a load before the controller's "ready" would succeed, so the
+  /// order of events is what shows each version's rule).
+  struct Run {
+    let events: [AppEvent]
+    let commands: [String]
+    let socks: SocketAddress
+    let streams: Int
+
+    func first(_ match: (AppEvent) -> Bool) -> AppEvent? { events.first(where: match) }
+    func requests(_ phase: String) -> [AppEvent] {
+      events.filter { $0.kind == .request && $0["phase"]?.description == phase }
+    }
+    var ready: AppEvent? {
+      first { $0.kind == .state && $0["field"] == "isReady" && $0["value"] == true }
+    }
+  }
+
+  static func run(
+    _ version: OnionBrowserVersion, _ actions: [AppAction], plan: String = "healthy:1.5",
+    timeScale: Double = 1
+  ) async throws -> Run {
     let world = try LocalWorldServer(names: ["web.test"])
     defer { world.stop() }
-    let pemPath = NSTemporaryDirectory() + "failclosed-ob-ca-\(getpid()).pem"
+    let pemPath = NSTemporaryDirectory() + "failclosed-ob-ca-\(getpid())-\(version.rawValue).pem"
     try world.authority.rootCertificatePEM.write(toFile: pemPath, atomically: true, encoding: .utf8)
     defer { try? FileManager.default.removeItem(atPath: pemPath) }
-    // SOCKS is ready at once: a load before the controller saw 100 % would succeed, so the
-    // order of events is what proves the hold.
     let mock = try MockTor(
       MockTorConfiguration(
         personality: .ctor, socksAddress: SocketAddress("127.0.0.1:0")!,
@@ -27,72 +47,171 @@ import Testing
     let socks = try #require(mock.waitForListener())
     let controlCommands = EventCollectorStrings()
     let control = try ControlPortService(
-      port: 0, auth: "password:s3cret", plan: "healthy:1.5", clock: SystemClock(),
-      disableNetwork: true,
+      port: 0, auth: "password:s3cret", plan: plan, clock: SystemClock(),
+      socksListeners: [socks.description], disableNetwork: true,
       log: { event, _, fields in
-        if event == "control" { controlCommands.add(fields["command"] ?? "") }
+        if event == "control" {
+          controlCommands.add(
+            [fields["command"] ?? "", fields["arguments"] ?? ""].filter { !$0.isEmpty }
+              .joined(separator: " "))
+        }
       })
     control.start()
     defer { control.stop() }
-
     var options = AppDriver.Options()
-    options.profile = .onionBrowser
+    options.profile = AppDriver.Profile(rawValue: version.profileName)!
     options.backend = .ctor
     options.control = control.address
     options.controlAuthentication = .password("s3cret")
     options.socks = socks
     options.trustPEMPath = pemPath
+    options.timeScale = timeScale
     let collected = EventCollector()
-    try await AppDriver.run(
-      actions: [
+    try await AppDriver.run(actions: actions, options: options, sink: { collected.add($0) })
+    // 2.X and 3.X end with SIGNAL SHUTDOWN: written when the run returns, read by the mock's
+    // own thread a moment later. Wait for it (bounded); its absence fails the test below.
+    for _ in 0..<150 where version != .v1 && !controlCommands.values.contains("SIGNAL SHUTDOWN") {
+      try await Task.sleep(nanoseconds: 20_000_000)
+    }
+    return Run(
+      events: collected.events, commands: controlCommands.values, socks: socks,
+      streams: mock.eventLog.events("socks").count)
+  }
+
+  @Test(.timeLimit(.minutes(1)))
+  func version1HoldsTheURLAndOnlyAsksAt100() async throws {
+    let run = try await Self.run(
+      .v1,
+      [
         AppAction(at: 0, .start),
         AppAction(at: 0.1, .openURL("onionbrowsers://web.test/page")),
-        AppAction(at: 0.2, .openURL("https://web.test/direct")),
+        AppAction(at: 0.2, .openURL("onionhttps://web.test/direct")),
         AppAction(at: 3.5, .openURL("onionbrowser://web.test/later")),
         AppAction(.wait(0.3)),
-      ], options: options, sink: { collected.add($0) })
-
-    let events = collected.events
-    func first(_ match: (AppEvent) -> Bool) -> AppEvent? { events.first(where: match) }
-    let ready = try #require(
-      first { $0.kind == .tor && $0["phase"] == "bootstrap" && $0["progress"] == 100 })
-    let held = try #require(first { $0.kind == .request && $0["phase"] == "held" })
+      ])
+    let ready = try #require(run.ready)
+    let held = try #require(run.requests("held").first)
     #expect(held["url"] == "https://web.test/page")
     #expect(held.time < ready.time)
-    let start = try #require(first { $0.kind == .request && $0["phase"] == "start" })
+    #expect(run.requests("ignored").first?["url"] == "onionhttps://web.test/direct")
+    // At 100 % the held URL is asked about, then the later one: nothing loads without the user.
+    #expect(
+      run.requests("confirm").map { $0["url"]?.description } == [
+        "https://web.test/page", "http://web.test/later",
+      ])
+    #expect(run.requests("start").isEmpty)
+    #expect(run.streams == 0)
+    #expect(!run.events.contains { $0.kind == .socket })
+    // 1.X's client: polls, no events, no TAKEOWNERSHIP; nothing sent at the end.
+    #expect(run.commands.contains { $0.lowercased() == "getinfo status/bootstrap-phase" })
+    #expect(!run.commands.contains { $0.hasPrefix("SETEVENTS") || $0 == "TAKEOWNERSHIP" })
+    #expect(!run.commands.contains("SIGNAL SHUTDOWN"))
+    #expect(run.events.last?["action"] == "end")
+  }
+
+  @Test(.timeLimit(.minutes(1)))
+  func version2OpensThePendingURLWhileTorStarts() async throws {
+    let run = try await Self.run(
+      .v2,
+      [
+        AppAction(at: 0, .start),
+        AppAction(at: 0.1, .openURL("onionhttps://web.test/page")),
+        AppAction(at: 0.2, .openURL("onionbrowser://web.test/not-2x")),
+        AppAction(.wait(3.5)),
+      ])
+    let ready = try #require(run.ready)
+    // AppDelegate.swift l.284-292: active while tor starts -> torConnFinished -> the load, to
+    // tor's SOCKS port, before tor is ready.
+    let start = try #require(run.requests("start").first)
     #expect(start["url"] == "https://web.test/page")
-    #expect(start["via"] == "tor")
-    #expect(start.time >= ready.time)
-    let done = first { $0.kind == .request && $0["phase"] == "done" }
-    #expect(done?["status"] == 200)
-    #expect(
-      first { $0.kind == .request && $0["phase"] == "ignored" }?["url"]
-        == "https://web.test/direct")
-    let confirm = first { $0.kind == .request && $0["phase"] == "confirm" }
-    #expect(confirm?["url"] == "http://web.test/later")
-    // Only the held URL was loaded, and every socket went to the SOCKS port.
-    #expect(events.filter { $0.kind == .request && $0["phase"] == "start" }.count == 1)
-    let sockets = events.filter { $0.kind == .socket }
-    #expect(!sockets.isEmpty)
+    #expect(start.time < ready.time)
+    #expect(run.requests("ignored").first?["url"] == "onionbrowser://web.test/not-2x")
+    let sockets = run.events.filter { $0.kind == .socket }
     #expect(sockets.allSatisfy { $0["transport"] == "tor" })
-    #expect(sockets.allSatisfy { $0["endpoint"]?.description == socks.description })
-    #expect(!sockets.contains { $0.time < ready.time })
-    // The mock saw the hostname (no local resolution) for the one stream.
-    let streams = mock.eventLog.events("socks")
-    #expect(streams.count == 1)
-    #expect(streams.first?["destination"] == .string("web.test"))
-    // The controller started tor with TAKEOWNERSHIP and disabled its network at the end.
-    let commands = controlCommands.values
-    #expect(commands.prefix(4) == ["AUTHENTICATE", "TAKEOWNERSHIP", "SETEVENTS", "SETCONF"])
-    #expect(events.last?["action"] == "end")
+    #expect(sockets.allSatisfy { $0["endpoint"]?.description == run.socks.description })
+    #expect(run.commands.contains("SETEVENTS STATUS_CLIENT"))
+    #expect(run.commands.last == "SIGNAL SHUTDOWN")
+  }
+
+  /// AppDelegate.swift l.229-231 and l.284-289: background stops tor (SIGNAL SHUTDOWN, the
+  /// mock's control port goes away as tor does), active again starts it afresh: a new start
+  /// and a new connection (refused here: nothing restarts the mock).
+  @Test(.timeLimit(.minutes(1)))
+  func version2BackgroundShutsTorDownAndActiveStartsItAgain() async throws {
+    let run = try await Self.run(
+      .v2,
+      [
+        AppAction(at: 0, .start),
+        AppAction(at: 4, .background),
+        AppAction(at: 4.5, .foreground),
+        AppAction(.wait(1.5)),
+      ])
+    let states = run.events.filter { $0.kind == .state && $0["field"] == "state" }
+      .compactMap { $0["value"]?.description }
+    #expect(states == ["started", "connected", "stopped", "started"])
+    let shutdown = try #require(
+      run.first { $0.kind == .tor && $0["command"] == "SIGNAL SHUTDOWN" })
+    #expect(shutdown.time >= 4)
+    #expect(run.events.filter { $0.kind == .state && $0["field"] == "start" }.count == 2)
+    // The relaunched controller's connection, 1 s after the new start, finds no tor.
     #expect(
-      events.contains { $0.kind == .tor && $0["command"] == "SETCONF DisableNetwork=1" })
+      run.events.contains {
+        $0.kind == .tor && $0.time > 5.4
+          && $0["detail"]?.description.contains("control port") == true
+      })
+  }
+
+  /// OnionManager.swift l.339-370 and AppDelegate.swift l.470-474: the guard's expiry shows the
+  /// UI like torConnFinished, so the URL the app was launched with opens, tor not ready.
+  @Test(.timeLimit(.minutes(1)))
+  func version2GuardExpiryOpensThePendingURL() async throws {
+    let run = try await Self.run(
+      .v2,
+      [
+        AppAction(at: 0, .openURL("onionhttps://web.test/launch")),
+        AppAction(at: 0, .start),
+        // The mock's plan runs in real time (a phase each 0.5 s = 12.5 app seconds).
+        AppAction(.wait(45)),
+      ], plan: "stall:conn", timeScale: 25)
+    let pending = try #require(run.requests("pending").first)
+    let stalled = try #require(
+      run.first { $0.kind == .tor && $0["phase"] == "problem" && $0["reason"] == "no-progress" })
+    let start = try #require(run.requests("start").first)
+    #expect(pending.time < stalled.time)
+    #expect(start.time >= stalled.time)
+    #expect(start["url"] == "https://web.test/launch")
+    #expect(run.ready == nil)
+    #expect(run.commands.filter { $0 == "SETCONF DisableNetwork=1" }.count == 1)
+  }
+
+  @Test(.timeLimit(.minutes(1)))
+  func version3CancelsBeforeReadyAndLoadsThroughTheReportedSocksPort() async throws {
+    let run = try await Self.run(
+      .v3,
+      [
+        AppAction(at: 0, .start),
+        AppAction(at: 0.1, .openURL("onionhttps://web.test/early")),
+        AppAction(at: 0.2, .openURL("onionbrowser:token-callback?token=x")),
+        AppAction(at: 3.5, .openURL("onionhttps://web.test/later")),
+        AppAction(.wait(0.5)),
+      ])
+    let ready = try #require(run.ready)
+    #expect(run.requests("cancelled").first?["url"] == "https://web.test/early")
+    #expect(run.requests("callback").count == 1)
+    let start = try #require(run.requests("start").first)
+    #expect(start["url"] == "https://web.test/later")
+    #expect(start.time > ready.time)
+    #expect(run.requests("start").count == 1)  // the cancelled one is not retried
+    #expect(run.streams == 1)
+    #expect(run.commands.contains("GETINFO net/listeners/socks"))
+    #expect(run.commands.last == "SIGNAL SHUTDOWN")
   }
 
   @Test func needsAControlPortBackend() async throws {
     var options = AppDriver.Options()
     options.profile = .onionBrowser
     options.backend = .arti
+    #expect(options.profile.onionBrowserVersion == .v3)  // the alias: the current release
     await #expect {
       try await AppDriver.run(actions: [], options: options, sink: { _ in })
     } throws: { error in

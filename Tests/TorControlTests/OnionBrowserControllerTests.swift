@@ -2,512 +2,500 @@ import Testing
 
 @testable import TorControl
 
-/// Onion Browser's controller against synthetic tor answers and synthetic times.
+/// Each Onion Browser version's controller against synthetic tor answers and synthetic times,
+/// one test per rule of issue 19, each citing the file and line it follows:
+/// 1.X OnionBrowser/TorController.m and OnionBrowser/OnionBrowser/AppDelegate.m @6ec0fdfc
+/// ("TC.m", "AD.m"); 2.X OnionBrowser/OnionManager.swift and AppDelegate.swift @9a17dd4f
+/// ("OM", "AD2"); 3.X OnionBrowser/TorManager.swift and AppDelegate.swift @44edf9a8 ("TM",
+/// "AD3"); iCepa/Tor.framework Tor/Classes/Core/TORController.m v407.13.1 = v408.10.1 ("TF.m").
 @Suite struct OnionBrowserControllerTests {
   /// Drives a controller and keeps everything it sent and reported, with times.
   struct Harness {
     var controller: OnionBrowserController
     var sent: [(time: Double, line: String)] = []
     var reports: [OnionBrowserReport] = []
-    var closed = false
+    var connects: [Double] = []
+    var closes: [Double] = []
+    var exited = false
+    var lineEndings: Set<String> = []
 
-    init(_ configuration: OnionBrowserController.Configuration = .init()) {
-      controller = OnionBrowserController(configuration: configuration)
+    init(
+      _ version: OnionBrowserVersion, deviation: OnionBrowserHarnessDeviation = .none,
+      bridges: Bool = false, authenticate: String = "AUTHENTICATE"
+    ) {
+      controller = OnionBrowserController(
+        configuration: .init(
+          version: version, authenticate: authenticate, bridgesConfigured: bridges,
+          deviation: deviation))
     }
 
+    /// Takes an output as the edge would: a `connect` is answered by `connected` at once.
     mutating func take(_ output: OnionBrowserOutput, at time: Double) {
       sent += output.lines.map { (time, $0) }
+      if !output.lines.isEmpty { lineEndings.insert(output.lineEnding) }
       reports += output.reports
-      closed = closed || output.close
+      if output.close { closes.append(time) }
+      exited = exited || output.exitApp
+      if output.connect {
+        connects.append(time)
+        take(controller.connected(at: time), at: time)
+      }
     }
 
-    mutating func start(at time: Double = 0) { take(controller.start(at: time), at: time) }
-
+    mutating func launch(at time: Double = 0) { take(controller.launch(at: time), at: time) }
     mutating func feed(_ text: String, at time: Double) {
       take(controller.receive(Array(text.utf8), at: time), at: time)
     }
-
     mutating func tick(_ time: Double) { take(controller.tick(at: time), at: time) }
 
     /// Ticks at every deadline up to `end`, answering nothing.
     mutating func run(until end: Double) {
-      for _ in 0..<10_000 {
+      for _ in 0..<100_000 {
         guard let next = controller.nextDeadline, next <= end else { return }
         tick(next)
       }
     }
 
-    /// Authenticated and set up at `time`: answers AUTHENTICATE and the setup commands OK.
-    mutating func setUp(at time: Double = 0) {
-      start(at: time)
-      for _ in 0..<4 where controller.stage == .settingUp { feed("250 OK\r\n", at: time) }
-    }
-
     var lines: [String] { sent.map(\.line) }
     func times(of line: String) -> [Double] { sent.filter { $0.line == line }.map(\.time) }
-    var commandReports: [String] {
-      reports.compactMap {
-        if case .command(let line) = $0 { return line }
-        return nil
-      }
-    }
-
-    static func phase(_ progress: Int, _ tag: String, _ summary: String, warn: Bool = false)
-      -> String
-    {
-      "\(warn ? "WARN" : "NOTICE") BOOTSTRAP PROGRESS=\(progress) TAG=\(tag) SUMMARY=\"\(summary)\""
-    }
-
-    static func pollAnswer(_ progress: Int, _ tag: String = "conn", _ summary: String = "x")
-      -> String
-    {
-      "250-status/bootstrap-phase=\(phase(progress, tag, summary))\r\n250 OK\r\n"
-    }
+    func count(_ line: String) -> Int { sent.filter { $0.line == line }.count }
+    var ready: Bool { reports.contains(.ready) }
   }
 
   static func approx(_ a: Double?, _ b: Double) -> Bool { a.map { abs($0 - b) < 1e-9 } ?? false }
-
-  static let poll = OnionBrowserController.pollCommand
-  static let heartbeat = OnionBrowserController.heartbeatCommand
-
-  @Test func setsUpInOrderWaitingForEachAnswer() {
-    var h = Harness(.init(authenticate: "AUTHENTICATE 0A0B", takeOwnership: true))
-    h.start(at: 0)
-    #expect(h.lines == ["AUTHENTICATE 0A0B"])
-    #expect(h.commandReports == ["AUTHENTICATE <secret>"])
-    h.feed("250 OK\r\n", at: 0.01)
-    #expect(h.lines.last == "TAKEOWNERSHIP")
-    h.feed("250 OK\r\n", at: 0.02)
-    #expect(h.lines.last == "SETEVENTS STATUS_CLIENT")
-    h.feed("250 OK\r\n", at: 0.03)
-    #expect(h.lines.last == "SETCONF DisableNetwork=0")
-    #expect(h.controller.stage == .settingUp)
-    h.feed("250 OK\r\n", at: 0.04)
-    #expect(h.controller.stage == .running)
-    // 1.X polls at once after setting up.
-    #expect(h.sent.last! == (0.04, Self.poll))
-    #expect(h.reports.contains(.authenticated))
-    #expect(
-      h.commandReports == [
-        "AUTHENTICATE <secret>", "TAKEOWNERSHIP", "SETEVENTS STATUS_CLIENT",
-        "SETCONF DisableNetwork=0",
-      ])
+  static func phase(_ progress: Int, _ tag: String = "conn", warn: Bool = false) -> String {
+    "\(warn ? "WARN" : "NOTICE") BOOTSTRAP PROGRESS=\(progress) TAG=\(tag) SUMMARY=\"x\""
   }
-
-  @Test func withoutTakeOwnershipSkipsIt() {
-    var h = Harness()
-    h.setUp()
-    #expect(
-      h.lines == ["AUTHENTICATE", "SETEVENTS STATUS_CLIENT", "SETCONF DisableNetwork=0", Self.poll])
+  static func poll(_ progress: Int) -> String {
+    "250-status/bootstrap-phase=\(phase(progress))\r\n250 OK\r\n"
   }
+  static func event(_ progress: Int) -> String { "650 STATUS_CLIENT \(phase(progress))\r\n" }
+  static let established = "650 STATUS_CLIENT NOTICE CIRCUIT_ESTABLISHED\r\n"
+  static let ok = "250 OK\r\n"
+  static let poll1 = OnionBrowser1Controller.pollCommand
+  static let heartbeat1 = OnionBrowser1Controller.heartbeatCommand
 
-  @Test func authenticationFailureClosesWithAnError() {
-    var h = Harness(.init(authenticate: "AUTHENTICATE \"wrong\""))
-    h.start()
-    h.feed(
-      "515 Authentication failed: Password did not match HashedControlPassword value\r\n", at: 1)
-    #expect(h.closed)
-    #expect(h.controller.stage == .closed)
-    #expect(
-      h.reports.contains(
-        .replyError(
-          command: "AUTHENTICATE \"wrong\"", code: 515,
-          text: "Authentication failed: Password did not match HashedControlPassword value")))
-    #expect(h.reports.last == .closed(reason: "authentication failed"))
-    #expect(h.lines == ["AUTHENTICATE \"wrong\""])
-  }
-
-  @Test func pollsEveryPointOneFiveSecondsAfterEachAnswer() {
-    var h = Harness()
-    h.setUp(at: 0)
-    #expect(h.times(of: Self.poll) == [0])
-    // Nothing more while the poll is outstanding.
-    h.tick(0.5)
-    #expect(h.times(of: Self.poll) == [0])
-    h.feed(Harness.pollAnswer(5), at: 0.5)
-    #expect(Self.approx(h.controller.nextDeadline, 0.65))
-    h.tick(0.649)
-    #expect(h.times(of: Self.poll) == [0])
-    h.tick(0.651)
-    #expect(h.times(of: Self.poll) == [0, 0.651])
-    h.feed(Harness.pollAnswer(10), at: 0.75)
-    #expect(Self.approx(h.controller.nextDeadline, 0.9))
-    h.tick(0.899)
-    #expect(h.times(of: Self.poll).count == 2)
-    h.tick(0.901)
-    #expect(h.times(of: Self.poll) == [0, 0.651, 0.901])
-  }
-
-  @Test func reportsEachChangeOnceAndStopsPollingAtOneHundred() {
-    var h = Harness()
-    h.setUp()
-    var time = 0.0
-    for progress in [5, 5, 5, 10, 10, 100] {
-      h.feed(Harness.pollAnswer(progress, "t\(progress)", "s\(progress)"), at: time)
-      time += 0.15
-      h.tick(time)
-    }
-    let phases: [Int] = h.reports.compactMap {
-      if case .bootstrap(let phase) = $0 { return phase.progress }
-      return nil
-    }
-    #expect(phases == [5, 10, 100])
-    #expect(h.controller.isBootstrapped)
-    #expect(h.controller.phase == BootstrapPhase(progress: 100, tag: "t100", summary: "s100"))
-    let polls = h.times(of: Self.poll).count
-    h.run(until: 4.9)
-    #expect(h.times(of: Self.poll).count == polls)
-    #expect(!h.lines.contains(Self.heartbeat))
-    // Polls are not logged.
-    #expect(!h.commandReports.contains(Self.poll))
-  }
-
-  @Test func statusClientEventsReportProgressAndEndPolling() {
-    var h = Harness()
-    h.setUp()
-    h.feed("650 STATUS_CLIENT \(Harness.phase(50, "loading_descriptors", "Loading"))\r\n", at: 0.1)
-    #expect(
-      h.reports.last
-        == .bootstrap(.init(progress: 50, tag: "loading_descriptors", summary: "Loading")))
-    h.feed("650 STATUS_CLIENT \(Harness.phase(100, "done", "Done"))\r\n", at: 0.2)
-    #expect(h.controller.isBootstrapped)
-    // The outstanding poll's answer comes; polling has ended, the heartbeat starts 5 s on.
-    h.feed(Harness.pollAnswer(100, "done", "Done"), at: 0.25)
-    h.run(until: 5.1)
-    #expect(h.times(of: Self.poll) == [0])
-    #expect(h.times(of: Self.heartbeat) == [])
-    #expect(Self.approx(h.controller.nextDeadline, 5.2))
-  }
-
-  @Test func repliesInterleavedWithAsyncEvents() {
-    var h = Harness()
-    h.start()
-    // An event before the AUTHENTICATE answer must not be taken for the answer.
-    h.feed("650 STATUS_CLIENT \(Harness.phase(5, "conn", "Connecting"))\r\n", at: 0.01)
-    #expect(h.controller.stage == .settingUp)
-    #expect(h.lines == ["AUTHENTICATE"])
-    h.feed(
-      "250 OK\r\n650 STATUS_CLIENT \(Harness.phase(10, "conn_done", "Connected"))\r\n", at: 0.02)
-    #expect(h.lines.last == "SETEVENTS STATUS_CLIENT")
-    h.feed("250 OK\r\n250 OK\r\n", at: 0.03)
-    #expect(h.lines.last == Self.poll)
-    // Event lines between the lines of a multi-line answer are not possible in tor, but an
-    // event between the answer and the next command is.
-    h.feed(
-      "650 STATUS_CLIENT \(Harness.phase(14, "handshake", "Handshaking"))\r\n"
-        + Harness.pollAnswer(14, "handshake", "Handshaking")
-        + "650 STATUS_CLIENT \(Harness.phase(15, "handshake_done", "Done hs"))\r\n", at: 0.04)
-    let phases: [Int] = h.reports.compactMap {
-      if case .bootstrap(let phase) = $0 { return phase.progress }
-      return nil
-    }
-    #expect(phases == [5, 10, 14, 15])
-    #expect(h.controller.nextDeadline == 0.04 + 0.15)
-  }
-
-  @Test func partialLinesAcrossReads() {
-    var h = Harness()
-    h.setUp()
-    let bytes = Array(
-      (Harness.pollAnswer(45, "requesting_descriptors", "Asking for relay descriptors")
-        + "650 STATUS_CLIENT WARN BOOTSTRAP PROGRESS=45 TAG=requesting_descriptors "
-        + "SUMMARY=\"Asking for relay descriptors\" WARNING=\"Connection refused\" "
-        + "REASON=CONNECTREFUSED COUNT=3 RECOMMENDATION=ignore HOSTID=\"?\" "
-        + "HOSTADDR=\"127.0.0.1:1\"\r\n").utf8)
-    for (index, byte) in bytes.enumerated() {
-      h.take(h.controller.receive([byte], at: 0.01 + Double(index) * 0.0001), at: 0.01)
-    }
-    #expect(
-      h.reports.contains(
-        .bootstrap(
-          .init(
-            progress: 45, tag: "requesting_descriptors",
-            summary: "Asking for relay descriptors"))))
-    let problems: [BootstrapWarning] = h.reports.compactMap {
-      if case .problem(let problem) = $0 { return problem }
-      return nil
-    }
-    #expect(problems.count == 1)
-    #expect(problems.first?.reason == "CONNECTREFUSED")
-    #expect(problems.first?.count == 3)
-    #expect(problems.first?.warning == "Connection refused")
-    #expect(problems.first?.hostAddress == "127.0.0.1:1")
-  }
-
-  @Test func problemsAreReportedOnceEachThoughPollsRepeatThem() {
-    var h = Harness()
-    h.setUp()
-    func warning(count: Int) -> String {
-      "WARN BOOTSTRAP PROGRESS=5 TAG=conn SUMMARY=\"Connecting to a relay\" "
-        + "WARNING=\"Connection timed out\" REASON=TIMEOUT COUNT=\(count) RECOMMENDATION=ignore "
-        + "HOSTID=\"AAAA\" HOSTADDR=\"127.0.0.1:1\""
-    }
-    let warn = warning(count: 1)
-    h.feed("650 STATUS_CLIENT \(warn)\r\n", at: 0.1)
-    for step in 1...5 {
-      h.feed("250-status/bootstrap-phase=\(warn)\r\n250 OK\r\n", at: 0.1 + Double(step) * 0.15)
-      h.tick(0.1 + Double(step) * 0.15 + 0.15)
-    }
-    h.feed(
-      "650 STATUS_CLIENT \(warning(count: 2))\r\n", at: 2)
-    let counts: [Int] = h.reports.compactMap {
-      if case .problem(let problem) = $0 { return problem.count }
-      return nil
-    }
-    #expect(counts == [1, 2])
-  }
-
-  /// Reaches 100 % at `time` and returns the harness.
-  static func bootstrapped(
-    at time: Double = 1, _ configuration: OnionBrowserController.Configuration = .init()
-  ) -> Harness {
-    var h = Harness(configuration)
-    h.setUp(at: 0)
-    h.feed(Harness.pollAnswer(100, "done", "Done"), at: time)
+  /// 1.X launched at 0, connected at 0.15 (TC.m l.85-89) and authenticated at `at`.
+  static func v1Authenticated(
+    at time: Double = 0.2, deviation: OnionBrowserHarnessDeviation = .none
+  )
+    -> Harness
+  {
+    var h = Harness(.v1, deviation: deviation)
+    h.launch(at: 0)
+    h.tick(0.15)
+    h.feed(ok, at: time)
     return h
   }
 
-  @Test func heartbeatEveryFiveSecondsAfterEachGoodAnswer() {
-    var h = Self.bootstrapped(at: 1)
-    h.run(until: 5.999)
-    #expect(h.times(of: Self.heartbeat) == [])
-    h.tick(6)
-    #expect(h.times(of: Self.heartbeat) == [6])
-    h.feed("250+orconn-status=\r\n$AAAA~guard CONNECTED\r\n.\r\n250 OK\r\n", at: 6.25)
-    h.run(until: 11.24)
-    #expect(h.times(of: Self.heartbeat) == [6])
-    h.tick(11.25)
-    #expect(h.times(of: Self.heartbeat) == [6, 11.25])
-    // Heartbeats are not logged.
-    #expect(!h.commandReports.contains(Self.heartbeat))
-    #expect(!h.lines.contains("SIGNAL HUP"))
+  /// 1.X at its first 100 % at `at`.
+  static func v1Connected(at time: Double = 1) -> Harness {
+    var h = v1Authenticated()
+    h.feed(poll(100), at: time)
+    return h
   }
 
-  @Test func hupExactlyThreeSecondsAfterAnUnansweredHeartbeat() {
-    var h = Self.bootstrapped(at: 1)
-    h.tick(6)
-    #expect(h.controller.nextDeadline == 9)
-    h.tick(8.999)
-    #expect(!h.lines.contains("SIGNAL HUP"))
-    h.tick(9)
-    #expect(h.times(of: "SIGNAL HUP") == [9])
-    #expect(h.reports.contains(.replyTimeout(command: Self.heartbeat, seconds: 3)))
-    #expect(h.commandReports.last == "SIGNAL HUP")
-    // The next heartbeat 1.15 s later; the late answer to the first is dropped.
-    h.feed("250-orconn-status=\r\n250 OK\r\n", at: 9.5)
-    #expect(h.lines.last == "SIGNAL HUP")
-    // A HUP re-applies a torrc's DisableNetwork 1: once tor has answered it, the network is
-    // enabled again.
-    h.feed("250 OK\r\n", at: 9.6)
-    #expect(h.sent.last! == (9.6, "SETCONF DisableNetwork=0"))
-    h.feed("250 OK\r\n", at: 9.7)
-    #expect(Self.approx(h.controller.nextDeadline, 10.15))
-    h.run(until: 10.149)
-    #expect(h.times(of: Self.heartbeat) == [6])
-    h.tick(10.151)
-    #expect(h.times(of: Self.heartbeat) == [6, 10.151])
-    h.feed("250-orconn-status=\r\n250 OK\r\n", at: 10.25)
-    h.run(until: 15.25)
-    #expect(h.times(of: Self.heartbeat) == [6, 10.151, 15.25])
-    #expect(h.times(of: "SIGNAL HUP") == [9])
+  /// 2.X or 3.X launched at 0, authenticated, events set, circuit-established answered "0".
+  static func tfSetUp(_ version: OnionBrowserVersion, bridges: Bool = false) -> Harness {
+    var h = Harness(version, bridges: bridges)
+    h.launch(at: 0)
+    let connectAt = version == .v2 ? 1.0 : 0.65
+    h.tick(connectAt)
+    h.feed(ok, at: connectAt)  // AUTHENTICATE
+    h.feed(ok, at: connectAt)  // SETEVENTS STATUS_CLIENT
+    h.feed("250-status/circuit-established=0\r\n250 OK\r\n", at: connectAt)
+    return h
   }
 
-  @Test func noHUPWhenTheAnswerComesAtTwoPointNineSeconds() {
-    var h = Self.bootstrapped(at: 1)
-    h.tick(6)
-    h.feed("250-orconn-status=\r\n250 OK\r\n", at: 8.9)
-    h.run(until: 13.89)
-    #expect(!h.lines.contains("SIGNAL HUP"))
-    #expect(h.times(of: Self.heartbeat) == [6])
-    #expect(Self.approx(h.controller.nextDeadline, 13.9))
+  // MARK: - Row 1: TAKEOWNERSHIP is the harness's, never Onion Browser's
+
+  @Test(arguments: OnionBrowserVersion.allCases)
+  func noVersionSendsTakeOwnership_TFm_has_no_such_command(_ version: OnionBrowserVersion) {
+    var h = version == .v1 ? Self.v1Connected() : Self.tfSetUp(version)
+    h.run(until: 30)
+    #expect(!h.lines.contains("TAKEOWNERSHIP"))
+    // The only DisableNetwork=0 is 2.X's guard cycle, right after its DisableNetwork=1.
+    let setup = h.lines.prefix { $0 != "SETCONF DisableNetwork=1" }
+    #expect(!setup.contains(OnionBrowserHarnessDeviation.enableNetworkCommand))
   }
 
-  @Test func anAnswerReadAfterTheDeadlineIsLate() {
-    var h = Self.bootstrapped(at: 1)
-    h.tick(6)
-    // The edge was slow to tick: the answer is read at 9.05, past the 3 s deadline.
-    h.feed("250-orconn-status=\r\n250 OK\r\n", at: 9.05)
-    #expect(h.times(of: "SIGNAL HUP") == [9.05])
-  }
-
-  @Test func errorAnswerToAHeartbeatMeansHUP() {
-    var h = Self.bootstrapped(at: 1)
-    h.tick(6)
-    h.feed("551 Internal error\r\n", at: 6.1)
-    #expect(
-      h.reports.contains(.replyError(command: Self.heartbeat, code: 551, text: "Internal error")))
-    #expect(h.times(of: "SIGNAL HUP") == [6.1])
-  }
-
-  @Test func anErrorAnswerIsReported() {
-    var h = Harness()
-    h.start()
-    h.feed("250 OK\r\n", at: 0)
-    h.feed("552 Unrecognized event \"STATUS_CLIENT\"\r\n", at: 0.1)
-    #expect(
-      h.reports.contains(
-        .replyError(
-          command: "SETEVENTS STATUS_CLIENT", code: 552,
-          text: "Unrecognized event \"STATUS_CLIENT\"")))
-    // Carries on: tor may bootstrap anyway and polls still work.
-    #expect(h.lines.last == "SETCONF DisableNetwork=0")
-    h.feed("250 OK\r\n", at: 0.2)
-    h.feed("552 Unrecognized key \"status/bootstrap-phase\"\r\n", at: 0.3)
-    #expect(
-      h.reports.last
-        == .replyError(
-          command: Self.poll, code: 552, text: "Unrecognized key \"status/bootstrap-phase\""))
-    h.tick(0.45)
-    #expect(h.times(of: Self.poll) == [0.2, 0.45])
-  }
-
-  @Test func networkChangeSendsReloadThenNewnym() {
-    var h = Harness()
-    h.start()
-    h.take(h.controller.networkChanged(at: 0.01), at: 0.01)
-    #expect(!h.lines.contains("SIGNAL RELOAD"))
-    h.setUp()
-    h.take(h.controller.networkChanged(at: 1), at: 1)
-    #expect(Array(h.lines.suffix(2)) == ["SIGNAL RELOAD", "SIGNAL NEWNYM"])
-    #expect(Array(h.commandReports.suffix(2)) == ["SIGNAL RELOAD", "SIGNAL NEWNYM"])
-    // The poll sent before them gets its answer first; theirs follow in order. Only after
-    // RELOAD's answer is the network enabled again (tor reloads after answering).
-    h.feed(Harness.pollAnswer(20), at: 1.25)
-    #expect(h.lines.last == "SIGNAL NEWNYM")
-    h.feed("250 OK\r\n", at: 1.3)
-    #expect(h.lines.last == "SETCONF DisableNetwork=0")
-    h.feed("250 OK\r\n250 OK\r\n", at: 1.3)
-    #expect(!h.reports.contains { if case .replyError = $0 { true } else { false } })
-    #expect(h.reports.contains(.bootstrap(.init(progress: 20, tag: "conn", summary: "x"))))
-    #expect(Self.approx(h.controller.nextDeadline, 1.4))
-  }
-
-  @Test func onionBrowsersOwnSequenceWithoutReenabling() {
-    var h = Harness(.init(reenableNetworkAfterReload: false))
-    h.setUp()
-    h.take(h.controller.networkChanged(at: 1), at: 1)
-    #expect(Array(h.lines.suffix(2)) == ["SIGNAL RELOAD", "SIGNAL NEWNYM"])
-    h.feed("250 OK\r\n", at: 1.1)
-    #expect(h.lines.last == "SIGNAL NEWNYM")
-    var b = Self.bootstrapped(at: 1, .init(reenableNetworkAfterReload: false))
-    b.run(until: 9)
-    b.feed("250 OK\r\n", at: 9.5)
-    #expect(b.lines.last == "SIGNAL HUP")
-  }
-
-  @Test func stallTogglesDisableNetworkAtFifteenSecondsOnce() {
-    var h = Harness()
-    h.setUp(at: 0)
-    // tor answers every poll with the same phase: no news.
-    var time = 0.0
-    for _ in 0..<200 {
-      h.feed(Harness.pollAnswer(5), at: time)
-      time += 0.15
-      if time >= 14.95 { break }
-      h.tick(time)
+  @Test func harnessDeviationAddsItsStepsAfterTheAppsOwnSetup() {
+    let harness = OnionBrowserHarnessDeviation(takeOwnership: true)
+    for version in [OnionBrowserVersion.v2, .v3] {
+      var h = Harness(version, deviation: harness)
+      h.launch()
+      h.run(until: 1)
+      h.feed(Self.ok, at: 1)
+      h.feed(Self.ok, at: 1)
+      #expect(
+        h.lines == [
+          "AUTHENTICATE", "SETEVENTS STATUS_CLIENT", "GETINFO status/circuit-established",
+        ])
+      h.feed("250-status/circuit-established=0\r\n250 OK\r\n", at: 1)
+      #expect(Array(h.lines.suffix(2)) == ["TAKEOWNERSHIP", "SETCONF DisableNetwork=0"])
+      // After a RELOAD (which re-applies the harness's torrc), the network again.
+      h.take(h.controller.networkChanged(at: 2), at: 2)
+      h.feed(Self.ok, at: 2)
+      h.feed(Self.ok, at: 2)
+      #expect(Array(h.lines.suffix(2)) == ["SIGNAL NEWNYM", "SETCONF DisableNetwork=0"])
     }
-    #expect(!h.lines.contains("SETCONF DisableNetwork=1"))
-    h.tick(15)
-    let toggles = h.sent.filter { $0.line.hasPrefix("SETCONF DisableNetwork=") }
-    #expect(
-      toggles.map(\.line) == [
-        "SETCONF DisableNetwork=0", "SETCONF DisableNetwork=1", "SETCONF DisableNetwork=0",
-      ])
-    #expect(toggles.last!.time == 15)
-    #expect(h.reports.contains(.stalled(seconds: 15, toggled: true)))
-    // No repeat: OnionManager stops its guard after the first expiry.
+    // 1.X: never TAKEOWNERSHIP (it reconnects while tor runs on); the network enabled.
+    let h = Self.v1Authenticated(deviation: harness)
+    #expect(h.lines == ["AUTHENTICATE", "SETCONF DisableNetwork=0", Self.poll1])
+  }
+
+  // MARK: - Row 2: stopping
+
+  @Test func v1BackgroundBeforeFirstConnectExits_ADm_l319_334() {
+    var h = Self.v1Authenticated()
+    h.take(h.controller.background(at: 1), at: 1)
+    #expect(h.exited)
+    #expect(h.closes == [1])
+    #expect(h.reports.contains(.exitApp(reason: "went to the background before tor connected")))
+    #expect(h.lines == ["AUTHENTICATE", Self.poll1])  // nothing sent to tor
+  }
+
+  @Test func v1BackgroundAfterConnectOnlyClosesTheSocket_TCm_l192_199() {
+    var h = Self.v1Connected(at: 1)
+    let before = h.lines.count
+    h.take(h.controller.background(at: 2), at: 2)
+    #expect(!h.exited)
+    #expect(h.closes == [2])
+    #expect(h.lines.count == before)
+    // The check loop is cancelled: no heartbeat while in the background.
     h.run(until: 60)
-    #expect(h.sent.filter { $0.line == "SETCONF DisableNetwork=1" }.count == 1)
+    #expect(h.lines.count == before)
+    // Active again: a new connection 0.25 s later (TC.m l.163-167).
+    h.take(h.controller.foreground(at: 70), at: 70)
+    h.run(until: 70.25)
+    #expect(h.connects.last == 70.25)
+    #expect(h.lines.last == "AUTHENTICATE")
   }
 
-  @Test func stallGuardCountsFromTheLastReport() {
-    var h = Harness()
-    h.setUp(at: 0)
-    h.feed(Harness.pollAnswer(5), at: 10)
-    h.run(until: 24.99)
+  @Test func v1TerminateSendsNothing() {
+    var h = Self.v1Connected()
+    let before = h.lines.count
+    h.take(h.controller.terminate(at: 3), at: 3)
+    #expect(h.lines.count == before)
+    #expect(h.closes == [3])
+  }
+
+  @Test func v2BackgroundShutsTorDown_OM_l376_392_AD2_l229_231() {
+    var h = Self.tfSetUp(.v2)
+    h.take(h.controller.background(at: 5), at: 5)
+    #expect(h.lines.last == "SIGNAL SHUTDOWN")
+    h.feed(Self.ok, at: 5.01)
+    #expect(h.closes == [5.01])
+    // The controller is dropped: the guard later sends nothing (OM l.358-359 on nil).
+    h.run(until: 40)
+    #expect(h.lines.last == "SIGNAL SHUTDOWN")
+    #expect(h.reports.contains(.stalled(seconds: 15, toggled: false)))
+  }
+
+  @Test func v3BackgroundLeavesTorAloneAndTerminateShutsItDown_AD3_l102_TM_l238_253() {
+    var h = Self.tfSetUp(.v3)
+    let before = h.lines.count
+    h.take(h.controller.background(at: 5), at: 5)
+    #expect(h.lines.count == before)
+    #expect(h.closes.isEmpty)
+    h.take(h.controller.terminate(at: 6), at: 6)
+    #expect(h.lines.last == "SIGNAL SHUTDOWN")
+  }
+
+  // MARK: - Row 4: network change
+
+  @Test func v1ReachableMeansHUPThenReconnectNoNewnym_TCm_l119_149_l92_106() {
+    var h = Self.v1Connected(at: 1)
+    h.take(h.controller.networkChanged(reachable: false, at: 2), at: 2)
+    #expect(!h.lines.contains("SIGNAL HUP"))
+    h.take(h.controller.networkChanged(reachable: true, at: 3), at: 3)
+    #expect(h.times(of: "SIGNAL HUP") == [3])
+    h.run(until: 4)
+    #expect(h.connects.last == 4)  // 1.0 s after the HUP
+    #expect(!h.lines.contains("SIGNAL NEWNYM"))
+    #expect(h.lineEndings == ["\n"])  // ULINetSocket writeString "...\n"
+  }
+
+  @Test(arguments: [OnionBrowserVersion.v2, .v3])
+  func tfSetConfThenReloadThenNewnymOnlyAfter250_OM_l95_108_TM_l72_87_TFm_l738_767(
+    _ version: OnionBrowserVersion
+  ) {
+    var h = Self.tfSetUp(version)
+    h.take(h.controller.networkChanged(at: 5), at: 5)
+    #expect(
+      h.lines.last
+        == "SETCONF ClientPreferIPv6ORPort=\"auto\" ClientUseIPv4=\"1\" ClientUseIPv6=\"1\"")
+    h.feed(Self.ok, at: 5.1)
+    #expect(h.lines.last == "SIGNAL RELOAD")
+    #expect(!h.lines.contains("SIGNAL NEWNYM"))
+    h.feed(Self.ok, at: 5.2)
+    #expect(h.lines.last == "SIGNAL NEWNYM")
+    // A refused RELOAD: no NEWNYM.
+    h.take(h.controller.networkChanged(at: 9), at: 9)
+    h.feed(Self.ok, at: 9.1)
+    h.feed("552 Unrecognized signal\r\n", at: 9.2)
+    #expect(h.count("SIGNAL NEWNYM") == 1)
+  }
+
+  @Test func anEventBeforeReloadsAnswerCostsTheNewnym_TFm_l740_766() {
+    var h = Self.tfSetUp(.v2)
+    h.take(h.controller.networkChanged(at: 5), at: 5)
+    h.feed(Self.ok, at: 5.1)
+    #expect(h.lines.last == "SIGNAL RELOAD")
+    h.feed(Self.event(50), at: 5.15)  // taken as RELOAD's answer: not 250, no NEWNYM
+    h.feed(Self.ok, at: 5.2)
+    #expect(!h.lines.contains("SIGNAL NEWNYM"))
+  }
+
+  // MARK: - Row 5: 2.X's stall guard (and none in 1.X and 3.X)
+
+  @Test func v2GuardFires15To16SecondsAfterTheLastReportOnce_OM_l339_370_l445_447() {
+    var h = Self.tfSetUp(.v2)
+    h.feed(Self.event(5), at: 3.5)  // connectionAlive: timeout 18.5
+    h.run(until: 18.99)
     #expect(!h.lines.contains("SETCONF DisableNetwork=1"))
-    h.tick(25)
-    #expect(h.times(of: "SETCONF DisableNetwork=1") == [25])
+    h.run(until: 19)  // the check at 19 s sees now > 18.5
+    #expect(h.times(of: "SETCONF DisableNetwork=1") == [19])
+    #expect(h.times(of: "SETCONF DisableNetwork=0") == [19])
+    #expect(h.reports.contains(.stalled(seconds: 15, toggled: true)))
+    h.run(until: 120)
+    #expect(h.count("SETCONF DisableNetwork=1") == 1)  // stopConnectionGuard, l.366
   }
 
-  @Test func neverTogglesWithBridges() {
-    var h = Harness(.init(bridgesConfigured: true))
-    h.setUp(at: 0)
-    h.run(until: 100)
+  @Test func v2GuardIsRearmedByEveryBootstrapEventEvenTheSame_OM_l313_314() {
+    var h = Self.tfSetUp(.v2)
+    for t in stride(from: 2.0, through: 42, by: 10) { h.feed(Self.event(5), at: t) }
+    h.run(until: 57.5)  // the last event at 42: the check at 57 does not see now > 57
+    #expect(!h.lines.contains("SETCONF DisableNetwork=1"))
+    h.run(until: 58)
+    #expect(h.times(of: "SETCONF DisableNetwork=1") == [58])
+  }
+
+  @Test func v2GuardIsNotStoppedBy100ButByCircuitEstablished_OM_l296_307_l323_325() {
+    var h = Self.tfSetUp(.v2)
+    h.feed(Self.event(100), at: 2)
+    #expect(!h.ready)
+    #expect(h.controller.nextDeadline != nil)
+    h.run(until: 18)
+    #expect(h.times(of: "SETCONF DisableNetwork=1") == [18])
+    var c = Self.tfSetUp(.v2)
+    c.feed(Self.event(100), at: 2)
+    c.feed(Self.established, at: 2.1)
+    #expect(c.ready)
+    c.run(until: 60)
+    #expect(!c.lines.contains("SETCONF DisableNetwork=1"))
+  }
+
+  @Test func v2GuardNeverTogglesWithATransport_OM_l353_360() {
+    var h = Self.tfSetUp(.v2, bridges: true)
+    h.run(until: 60)
     #expect(!h.lines.contains("SETCONF DisableNetwork=1"))
     #expect(h.reports.contains(.stalled(seconds: 15, toggled: false)))
   }
 
-  @Test func noToggleOnceBootstrappedOrCircuitEstablished() {
-    var h = Self.bootstrapped(at: 1)
-    h.run(until: 30)
-    #expect(!h.lines.contains("SETCONF DisableNetwork=1"))
-    var c = Harness()
-    c.setUp(at: 0)
-    c.feed("650 STATUS_CLIENT NOTICE CIRCUIT_ESTABLISHED\r\n", at: 1)
-    #expect(c.reports.contains(.circuitEstablished))
-    c.run(until: 30)
-    #expect(!c.lines.contains("SETCONF DisableNetwork=1"))
-  }
-
-  @Test func stopDisablesTheNetworkAndCloses() {
-    var h = Harness()
-    h.setUp()
-    h.take(h.controller.stop(at: 1), at: 1)
-    #expect(h.lines.last == "SETCONF DisableNetwork=1")
-    #expect(h.closed)
-    #expect(h.reports.last == .closed(reason: "stopped"))
-    // Nothing after closing.
-    h.feed(Harness.pollAnswer(100), at: 2)
-    h.run(until: 100)
-    #expect(h.lines.last == "SETCONF DisableNetwork=1")
-    // Before authentication there is nothing to disable.
-    var early = Harness()
-    early.start()
-    early.take(early.controller.stop(at: 0.1), at: 0.1)
-    #expect(early.lines == ["AUTHENTICATE"])
-    #expect(early.closed)
-  }
-
-  @Test func garbageClosesWithTheOffset() {
-    var h = Harness()
-    h.start()
-    h.feed("250 OK\r\nHTTP/1.0 400 Bad\r\n", at: 0.1)
-    #expect(h.closed)
-    guard case .closed(let reason) = h.reports.last else {
-      Issue.record("not closed")
-      return
+  @Test(arguments: [OnionBrowserVersion.v1, .v3])
+  func noGuardOutside2X(_ version: OnionBrowserVersion) {
+    var h = version == .v1 ? Self.v1Authenticated() : Self.tfSetUp(.v3)
+    if version == .v1 {
+      // tor answers every poll with the same phase for a minute.
+      var time = 0.3
+      while time < 60 {
+        h.feed(Self.poll(5), at: time)
+        time += 0.15
+        h.run(until: time)
+      }
+    } else {
+      h.run(until: 60)
     }
-    #expect(reason.contains("byte 8"))
+    #expect(!h.lines.contains("SETCONF DisableNetwork=1"))
+    #expect(!h.reports.contains { if case .stalled = $0 { true } else { false } })
   }
 
-  @Test func parsesBootstrapLines() {
-    let poll = OnionBrowserBootstrapStatus(
-      line:
-        #"status/bootstrap-phase=NOTICE BOOTSTRAP PROGRESS=45 TAG=loading_descriptors SUMMARY="Loading relay descriptors""#
-    )
+  // MARK: - Row 6: 1.X's heartbeat
+
+  @Test func v1HeartbeatEvery5sAndHUPAfter3sWithoutAnswer_TCm_l201_230_l344_383() {
+    var h = Self.v1Connected(at: 1)
+    h.run(until: 6)
+    #expect(h.times(of: Self.heartbeat1) == [6])
+    h.feed("250-orconn-status=$A~a CONNECTED\r\n250 OK\r\n", at: 6.1)
+    h.run(until: 11.1)
+    #expect(h.times(of: Self.heartbeat1) == [6, 11.1])
+    // A reply without "orconn-status=" is ignored: HUP only from the 3 s timeout.
+    h.feed("250 OK\r\n", at: 11.2)
+    #expect(!h.lines.contains("SIGNAL HUP"))
+    h.run(until: 14.1)
+    #expect(h.times(of: "SIGNAL HUP") == [14.1])
+    #expect(h.reports.contains(.replyTimeout(command: Self.heartbeat1, seconds: 3)))
+  }
+
+  @Test func v1OrconnStatusWithout250OKInTheSameReadHUPsAtOnce_TCm_l360_374() {
+    var h = Self.v1Connected(at: 1)
+    h.run(until: 6)
+    h.feed("250-orconn-status=$A~a CONNECTED\r\n", at: 6.1)  // "250 OK" comes in the next read
+    #expect(h.times(of: "SIGNAL HUP") == [6.1])
+    h.feed("250 OK\r\n", at: 6.2)
+    #expect(h.count("SIGNAL HUP") == 1)
+  }
+
+  // MARK: - Row 7: 1.X's lost connection and failed AUTHENTICATE
+
+  @Test func v1ReconnectsAtOnceWhenTheConnectionDrops_TCm_l264_272() {
+    var h = Self.v1Connected(at: 1)
+    h.take(h.controller.connectionClosed(reason: "closed by tor", at: 2), at: 2)
+    #expect(h.connects.last == 2)
+    #expect(h.lines.last == "AUTHENTICATE")
+    // With the harness's floor, a refused connect is retried 0.25 s later, not in a busy loop.
+    var f = Self.v1Authenticated(deviation: OnionBrowserHarnessDeviation(reconnectFloor: 0.25))
+    f.take(f.controller.connectionClosed(reason: "x", at: 0.5), at: 0.5)
+    #expect(f.connects == [0.15, 0.5])
+    f.take(f.controller.connectFailed(reason: "refused", at: 0.5), at: 0.5)
+    #expect(f.connects == [0.15, 0.5])
+    f.run(until: 0.75)
+    #expect(f.connects == [0.15, 0.5, 0.75])
+  }
+
+  @Test func v1FailedAuthenticateExitsBeforeConnect_TCm_l313_317() {
+    var h = Harness(.v1, authenticate: "AUTHENTICATE \"wrong\"")
+    h.launch()
+    h.tick(0.15)
+    h.feed("515 Authentication failed\r\n", at: 0.2)
+    #expect(h.exited)
+    #expect(h.reports.contains(.exitApp(reason: "authentication failed before tor connected")))
+  }
+
+  @Test func v1FailedAuthenticateAfterConnectHUPs2Point5sLater_TCm_l299_312() {
+    var h = Self.v1Connected(at: 1)
+    h.take(h.controller.connectionClosed(reason: "x", at: 2), at: 2)
+    h.feed("515 Authentication failed\r\n", at: 2.1)
+    #expect(!h.exited)
+    h.run(until: 4.59)
+    #expect(!h.lines.contains("SIGNAL HUP"))
+    h.run(until: 4.6)
+    #expect(h.times(of: "SIGNAL HUP") == [4.6])
+    h.run(until: 5.6)
+    #expect(h.connects.last == 5.6)
+  }
+
+  // MARK: - Row 8: progress source and readiness
+
+  @Test func v1PollsOnlyInTwoChainsAndIsReadyAt100_TCm_l279_290_l319_348() {
+    var h = Self.v1Authenticated(at: 0.2)
+    #expect(h.times(of: Self.poll1) == [0.2])
+    h.run(until: 0.35)
+    #expect(h.times(of: Self.poll1) == [0.2, 0.35])  // the second chain
+    h.feed(Self.poll(5), at: 0.3)
+    h.feed(Self.poll(10), at: 0.4)
+    h.run(until: 0.55)
+    // Each answer re-arms its own chain: polls at 0.45 and 0.55.
+    #expect(h.times(of: Self.poll1).count == 4)
+    #expect(!h.lines.contains { $0.hasPrefix("SETEVENTS") })
+    #expect(!h.ready)
+    h.feed(Self.poll(100), at: 0.6)
+    #expect(h.ready)
+  }
+
+  @Test func v2IsReadyAtCircuitEstablishedNotAt100_OM_l296_307() {
+    var h = Self.tfSetUp(.v2)
     #expect(
-      poll
-        == .init(
-          phase: .init(
-            progress: 45, tag: "loading_descriptors", summary: "Loading relay descriptors")))
-    #expect(OnionBrowserBootstrapStatus(line: "STATUS_CLIENT NOTICE CIRCUIT_ESTABLISHED") == nil)
-    #expect(OnionBrowserBootstrapStatus(line: "orconn-status=") == nil)
-    #expect(OnionBrowserBootstrapStatus(line: "STATUS_CLIENT NOTICE BOOTSTRAP TAG=x") == nil)
-    #expect(OnionBrowserBootstrapStatus(line: "STATUS_CLIENT NOTICE BOOTSTRAP PROGRESS=x") == nil)
-    let escaped = OnionBrowserBootstrapStatus(
-      line: #"STATUS_CLIENT NOTICE BOOTSTRAP PROGRESS=1 TAG=a SUMMARY="say \"hi\"""#)
-    #expect(escaped?.phase.summary == "say \"hi\"")
+      h.lines == ["AUTHENTICATE", "SETEVENTS STATUS_CLIENT", "GETINFO status/circuit-established"])
+    h.feed(Self.event(100), at: 2)
+    #expect(!h.ready)
+    h.feed(Self.established, at: 2.1)
+    #expect(h.ready)
+    #expect(!h.lines.contains { $0.lowercased().contains("bootstrap-phase") })  // no polling
   }
-}
 
-@Suite struct MockOwnershipTests {
-  /// Tor.framework's controller sends TAKEOWNERSHIP; the mock answers it as tor does.
-  @Test func mockAcceptsTakeOwnership() {
-    var session = ControlSession(authentication: .none) { [UInt8](repeating: 0, count: 32) }
-    var context = ControlContext()
-    let output = session.receive(
-      Array("AUTHENTICATE\r\nTAKEOWNERSHIP\r\nDROPOWNERSHIP\r\n".utf8), context: &context)
-    #expect(String(decoding: output.bytes, as: UTF8.self) == "250 OK\r\n250 OK\r\n250 OK\r\n")
+  @Test func v2AlreadyEstablishedAnswersReady_TFm_l351_361() {
+    var h = Harness(.v2)
+    h.launch()
+    h.run(until: 1)
+    h.feed(Self.ok, at: 1)
+    h.feed(Self.ok, at: 1)
+    h.feed("250-status/circuit-established=1\r\n250 OK\r\n", at: 1)
+    #expect(h.ready)
+  }
+
+  @Test func v3IsReadyWithCircuitAndSocksListener_TM_l176_202() {
+    var h = Self.tfSetUp(.v3)
+    #expect(h.connects == [0.65])  // TM l.114
+    h.feed(Self.event(100), at: 2)
+    h.feed(Self.established, at: 2.1)
+    #expect(!h.ready)
+    #expect(h.lines.last == "GETINFO net/listeners/socks")
+    h.feed("250-net/listeners/socks=\"127.0.0.1:39050\"\r\n250 OK\r\n", at: 2.2)
+    #expect(h.ready)
+    #expect(h.reports.contains(.socksListener("127.0.0.1:39050")))
+  }
+
+  @Test func v3WithoutASocksListenerStopsTor_TM_l185_193() {
+    var h = Self.tfSetUp(.v3)
+    h.feed(Self.established, at: 2.1)
+    h.feed("250-net/listeners/socks=\r\n250 OK\r\n", at: 2.2)
+    #expect(!h.ready)
+    #expect(h.lines.last == "SIGNAL SHUTDOWN")
+    #expect(h.reports.contains(.failed(reason: "No SOCKS port")))
+  }
+
+  @Test func v3FailedAuthenticateStopsTor_TM_l140_147() {
+    var h = Harness(.v3)
+    h.launch()
+    h.run(until: 0.65)
+    h.feed("515 Authentication failed\r\n", at: 0.7)
+    #expect(h.lines == ["AUTHENTICATE", "SIGNAL SHUTDOWN"])
+    #expect(h.reports.contains { if case .failed = $0 { true } else { false } })
+  }
+
+  @Test func anEventBeforeTheGetinfoAnswerFailsIt_TFm_l531_552() {
+    // Tor.framework hands the next message, whatever it is, to the newest command observer: an
+    // event arriving before GETINFO status/circuit-established's answer fails it, and the
+    // circuit-established observer is removed (l.355-357). 2.X then never sees the circuit.
+    var h = Harness(.v2)
+    h.launch()
+    h.run(until: 1)
+    h.feed(Self.ok, at: 1)
+    h.feed(Self.ok, at: 1)
+    h.feed(Self.event(50), at: 1.01)
+    h.feed("250-status/circuit-established=0\r\n250 OK\r\n", at: 1.02)
+    h.feed(Self.established, at: 3)
+    #expect(!h.ready)
+  }
+
+  // MARK: - Row 9: bridges changed while tor runs
+
+  @Test func v2ResetsThenSetsTheTransportEachAfterSuccess_OM_l191_215() {
+    var h = Self.tfSetUp(.v2)
+    let conf = [("Bridge", "obfs4 127.0.0.1:9 FP cert=x iat-mode=0"), ("UseBridges", "1")]
+    if case .v2(var c) = h.controller.core {
+      h.take(c.reconfigure(transport: conf, at: 5), at: 5)
+      h.controller.core = .v2(c)
+    }
+    for _ in 0..<3 { h.feed(Self.ok, at: 5.1) }
+    #expect(
+      Array(h.lines.suffix(4)) == [
+        "RESETCONF UseBridges", "RESETCONF ClientTransportPlugin", "RESETCONF Bridge",
+        "SETCONF Bridge=\"obfs4 127.0.0.1:9 FP cert=x iat-mode=0\" UseBridges=\"1\"",
+      ])
+    // A refused reset (552: not an answer resetConfForKey's observer takes, TF.m l.448-451)
+    // ends the chain.
+    var f = Self.tfSetUp(.v2)
+    if case .v2(var c) = f.controller.core {
+      f.take(c.reconfigure(transport: conf, at: 5), at: 5)
+      f.controller.core = .v2(c)
+    }
+    f.feed("552 nope\r\n", at: 5.1)
+    #expect(f.lines.last == "RESETCONF UseBridges")
+  }
+
+  @Test func v3ResetsNodeSettingsTooWhateverTheAnswers_TM_l207_236() {
+    var h = Self.tfSetUp(.v3)
+    if case .v3(var c) = h.controller.core {
+      h.take(c.reconfigure(transport: [("UseBridges", "0")], at: 5), at: 5)
+      h.controller.core = .v3(c)
+    }
+    // A 515 fails the reset (success false); 3.X goes on to the next key anyway.
+    for _ in 0..<7 { h.feed("515 nope\r\n", at: 5.1) }
+    #expect(
+      Array(h.lines.suffix(8)) == OnionBrowser3Controller.resetKeys.map { "RESETCONF " + $0 }
+        + ["SETCONF UseBridges=\"0\""])
   }
 }
