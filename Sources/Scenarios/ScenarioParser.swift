@@ -43,7 +43,7 @@ public enum ScenarioParser {
     let doc = try FieldReader(root, file: file, path: "")
     try doc.rejectUnknown(allowing: [
       "$schema", "lane", "title", "proves", "weakness", "gap", "duration", "tor", "network", "app",
-      "expect",
+      "expect", "ooni",
     ])
     if let schema = doc.value("$schema"), case .string = schema {
     } else if let schema = doc.value("$schema") {
@@ -91,10 +91,12 @@ public enum ScenarioParser {
       .map { e throws(ScenarioError) in
         try parseExpectation(e.value, file: file, path: e.path, lane: lane)
       }
-    return Scenario(
+    var scenario = Scenario(
       name: name ?? defaultName(file), path: file, title: title, proves: proves,
       weakness: weakness, gap: gap, duration: duration, tor: tor,
       network: network ?? NetworkPlan(), app: app, expectations: expectations)
+    scenario.ooni = try parseOONIProvenance(doc, lane: lane)
+    return scenario
   }
 
   /// Real time: a real-lane scenario longer than this would make the audit slow for CI.
@@ -216,7 +218,7 @@ public enum ScenarioParser {
     -> CensorPlanRule
   {
     try r.rejectUnknown(allowing: [
-      "action", "to", "port", "protocol", "longerThan", "from", "until", "note",
+      "action", "to", "port", "protocol", "longerThan", "from", "until", "note", "measured",
     ])
     let action = CensorPlanRule.Action(
       rawValue: try r.oneOf("action", CensorPlanRule.Action.allCases.map(\.rawValue))!)!
@@ -253,9 +255,16 @@ public enum ScenarioParser {
       throw r.fail("until", "expected a time after \"from\" (\(formatSeconds(from)))")
     }
     _ = try r.string("note", required: false)
-    return CensorPlanRule(
+    var rule = CensorPlanRule(
       action: action, target: target, port: port, transport: transport, longerThan: longerThan,
       from: from, until: until)
+    rule.measured = try r.string("measured", required: false)
+    if [.resetAfterHandshake, .closeAfterConnect].contains(action), let transport, transport != .tcp
+    {
+      throw r.fail(
+        "protocol", "\"\(action.rawValue)\" needs \"tcp\", got \"\(transport.rawValue)\"")
+    }
+    return rule
   }
 
   private static func parseApp(_ r: FieldReader, duration: Double, lane: Lane)
@@ -367,6 +376,8 @@ public enum ScenarioParser {
     case "bootstrap-stuck": allowed += ["atMost", "tag"]
     case "bootstrap-problem": allowed += ["reason"]
     case "flows-only-to": allowed += ["ports"]
+    case "bootstrap-stops-at": allowed += ["progress", "tag", "measured"]
+    case "reachability": allowed += ["targets", "reachable", "failure", "measured"]
     default: break
     }
     try r.rejectUnknown(allowing: allowed)
@@ -464,6 +475,21 @@ public enum ScenarioParser {
         ports.append(Int(n))
       }
       return .flowsOnlyTo(ports: ports)
+    case "bootstrap-stops-at":
+      return .bootstrapStopsAt(
+        progress: try r.integer("progress", in: 0...100, "a bootstrap percentage", required: true)!,
+        tag: try r.oneOf("tag", BootstrapPhase.all.map(\.tag))!,
+        measured: try r.string("measured", required: false))
+    case "reachability":
+      let targets = RealTorTargetClass(
+        rawValue: try r.oneOf("targets", RealTorTargetClass.allCases.map(\.rawValue))!)!
+      return .reachability(
+        targets: targets,
+        reachable: try r.integer(
+          "reachable", in: 0...targets.nodes.count,
+          "a number of nodes (the class has \(targets.nodes.count))", required: true)!,
+        failure: try r.string("failure", required: false),
+        measured: try r.string("measured", required: false))
     default: return .clearnetByUserChoice
     }
   }
