@@ -13,6 +13,7 @@ public enum FailClosedMain {
     AppCommand(),
     LeakAuditCommand(),
     ReplayCommand(),
+    OONICommand(),
   ]
 
   public static let overview = """

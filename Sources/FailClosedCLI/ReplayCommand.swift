@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import OONI
 import Scenarios
 
 /// `failclosed replay FILE`: one scenario, verbosely: the app's events as they happened, each
@@ -10,31 +11,59 @@ public struct ReplayCommand: Command {
   public let summary = "run one scenario verbosely (events, expectations, leaks)"
   public let usage = """
     Usage: failclosed replay Scenarios/NAME.json [--report DIR] [--time-scale N]
+           failclosed replay --from-ooni FILE.json [--profile P] [--force] [--report DIR]
 
     Runs one scenario as leak-audit does and prints what happened: the app's events on the
     virtual time axis, tor's timeline, each expectation met or failed with its reason, and
     each leak (class, destination, names in clear, first time, packets). A real-tor scenario
     starts its own private Tor network first (and runs in real time). With --report the
     reports and the capture are kept in DIR. Exit codes as for leak-audit.
+    --from-ooni converts an OONI measurement in memory (as `failclosed ooni convert` does) and
+    runs it on the real-Tor lane; it prints measured next to reproduced: the bootstrap stop,
+    each target class's reachability, and the app's verdict (a mismatch is a FAILED
+    expectation with both values).
     """
   public let options: [OptionSpec] = [
     OptionSpec("report", .single, valueName: "DIR", help: "write the reports and capture here"),
     OptionSpec("time-scale", .single, valueName: "N", help: "virtual seconds per second (25)"),
+    OptionSpec(
+      "from-ooni", .single, valueName: "FILE", help: "convert an OONI measurement and run it"),
+    OptionSpec(
+      "profile", .single, valueName: "P",
+      help: "--from-ooni: the app (bitchat, hardened, onion-browser)"),
+    OptionSpec("force", .flag, help: "--from-ooni: run a measurement that is not censorship"),
   ]
 
   public func run(_ arguments: ParsedArguments) async throws -> Int32 {
-    guard arguments.positional.count == 1, let file = arguments.positional.first else {
-      throw UsageError("expected exactly one scenario file")
+    let fromOONI = arguments.value("from-ooni")
+    guard fromOONI != nil || arguments.positional.count == 1,
+      fromOONI == nil || arguments.positional.isEmpty
+    else {
+      throw UsageError("expected exactly one scenario file, or --from-ooni FILE.json")
     }
     guard Privilege.isRoot else {
       throw UsageError("replay needs root (network namespaces, nftables, libpcap capture)")
     }
     let scenario: Scenarios.Scenario
-    switch ScenarioLoader.loadFile(file) {
-    case .success(let loaded): scenario = loaded
-    case .failure(let error):
-      FailClosedMain.printError("failclosed replay: \(error)")
-      return ExitCode.usage
+    if let fromOONI {
+      do {
+        scenario = try OONICommand.scenario(
+          fromOONI,
+          options: OONIConversion.Options(
+            profile: try OONICommand.profile(arguments), force: arguments.has("force")))
+      } catch let error as UsageError {
+        throw error
+      } catch {
+        FailClosedMain.printError("failclosed replay: \(fromOONI): \(error)")
+        return ExitCode.usage
+      }
+    } else {
+      switch ScenarioLoader.loadFile(arguments.positional[0]) {
+      case .success(let loaded): scenario = loaded
+      case .failure(let error):
+        FailClosedMain.printError("failclosed replay: \(error)")
+        return ExitCode.usage
+      }
     }
     let scale = try arguments.integer("time-scale", in: 1...1000) ?? 25
     let report = arguments.value("report")
@@ -85,6 +114,10 @@ public struct ReplayCommand: Command {
           + " first at \(formatSeconds(leak.firstTime)), \(leak.packets) packets")
     }
     if let error = outcome.runError { print("run error: \(error)") }
+    if scenario.ooni != nil {
+      print("")
+      for line in ReplayComparison.lines(result) { print(line) }
+    }
     print("\nverdict: \(TerminalFormat.label(result.verdict))")
     let runReport = RunReport(
       startedAt: ISO8601DateFormatter().string(from: Date()), versions: LeakAuditCommand.versions(),

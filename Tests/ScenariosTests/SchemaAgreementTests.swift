@@ -144,7 +144,9 @@ import Testing
 
   @Test(.enabled(if: validatorAvailable, "needs /usr/bin/python3 with python3-jsonschema"))
   func theSchemaAndTheParserAgreeOnEveryLibraryFileAndEveryMutation() throws {
-    let files = try ScenarioLoader.scenarioFiles(in: scenariosDirectory)
+    let files =
+      try ScenarioLoader.scenarioFiles(in: scenariosDirectory)
+      + ScenarioLoader.scenarioFiles(in: scenariosDirectory + "/ooni")
     var documents: [(label: String, text: String, valid: Bool)] = []
     for file in files {
       let text = try String(contentsOfFile: file, encoding: .utf8)
