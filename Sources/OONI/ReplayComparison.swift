@@ -24,7 +24,10 @@ public enum ReplayComparison {
         rows.append(
           Row(
             what: "bootstrap stop",
-            measured: "\(progress)% \(tag)" + (measured.map { " (\($0))" } ?? ""),
+            measured: measured.map { m in
+              let today = "\(progress)% \(tag)"
+              return m == today || m.hasPrefix(today + ",") ? m : "\(m) = \(today)"
+            } ?? "\(progress)% \(tag)",
             reproduced: reproducedStop, matches: item.status == .met))
       case .reachability(let targets, let reachable, let failure, let measured):
         let mine = (result.outcome.reachability ?? []).filter { $0.targetClass == targets }

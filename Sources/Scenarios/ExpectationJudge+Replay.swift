@@ -7,7 +7,9 @@ extension ExpectationJudge {
     switch expectation {
     case .bootstrapStopsAt(let progress, let tag, let measured):
       let today = "\(progress)% \(tag)"
-      let wanted = measured.map { $0.hasPrefix(today) ? $0 : "\($0) = \(today)" } ?? today
+      let wanted =
+        measured.map { $0 == today || $0.hasPrefix(today + ",") ? $0 : "\($0) = \(today)" }
+        ?? today
       guard let furthest = outcome.torTimeline.furthestBootstrap else {
         return (.failed, "measured \(wanted), reproduced nothing: tor reported no bootstrap step")
       }
