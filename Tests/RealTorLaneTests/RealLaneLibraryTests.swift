@@ -107,3 +107,30 @@ struct RealLaneLibraryTests {
       endpoints["testnet-exit1-orport"]?.host == plan.nodes.first { $0.name == "exit1" }?.address)
   }
 }
+
+/// The reachability probe's pure parts: errno and first answer bytes in OONI's words, and a
+/// ClientHello that is a well-formed TLS record.
+@Suite struct ReachabilityProbeTests {
+  @Test func failuresAreNamedAsOONINamesThem() {
+    #expect(ReachabilityProbe.failureName(errno: ETIMEDOUT) == "generic_timeout_error")
+    #expect(ReachabilityProbe.failureName(errno: ECONNREFUSED) == "connection_refused")
+    #expect(ReachabilityProbe.failureName(errno: ECONNRESET) == "connection_reset")
+    #expect(ReachabilityProbe.failureName(errno: EHOSTUNREACH) == "host_unreachable")
+    #expect(ReachabilityProbe.failureName(errno: ENETUNREACH) == "network_unreachable")
+    #expect(ReachabilityProbe.classifyAnswer([], .dirauthORPorts) == "eof_error")
+    #expect(ReachabilityProbe.classifyAnswer([0x16, 3, 3], .dirauthORPorts) == nil)
+    #expect(
+      ReachabilityProbe.classifyAnswer([0x15, 3, 3], .relayORPorts) == "ssl_failed_handshake")
+    #expect(ReachabilityProbe.classifyAnswer(Array("HTTP/1.0 200".utf8), .dirauthDirPorts) == nil)
+    #expect(ReachabilityProbe.classifyAnswer([], .bridgeObfs4) == "eof_error")
+  }
+
+  @Test func theClientHelloIsOneWellFormedHandshakeRecord() {
+    let hello = ReachabilityProbe.clientHello()
+    #expect(hello[0] == 0x16 && hello[1] == 3)
+    #expect(Int(hello[3]) << 8 | Int(hello[4]) == hello.count - 5)
+    #expect(hello[5] == 0x01)
+    #expect(Int(hello[6]) << 16 | Int(hello[7]) << 8 | Int(hello[8]) == hello.count - 9)
+    #expect(hello.count > 100, "over the censor's 100-byte DPI threshold")
+  }
+}
