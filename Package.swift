@@ -90,7 +90,9 @@ let package = Package(
       name: "SystemUnderTestTests",
       dependencies: ["SystemUnderTest", "MockTor", "TLS", "FailClosedSupport"]),
     .testTarget(name: "ScenariosTests", dependencies: ["Scenarios", "FailClosedSupport"]),
-    .testTarget(name: "OONITests", dependencies: ["OONI", "Scenarios", "TorControl"]),
+    // corpus/: real OONI measurements of Tor, byte for byte (sources in corpus/README.md).
+    .testTarget(
+      name: "OONITests", dependencies: ["OONI", "Scenarios", "TorControl"], exclude: ["corpus"]),
     .testTarget(name: "CLITests", dependencies: ["FailClosedCLI", "FailClosedSupport"]),
   ],
   swiftLanguageModes: [.v6]

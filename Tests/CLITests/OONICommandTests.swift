@@ -7,7 +7,9 @@ import Testing
 /// usage error.
 @Suite struct OONICommandTests {
   static let corpus =
-    ProcessInfo.processInfo.environment["FC_OONI_CORPUS"] ?? "/work/shared/ooni/measurements"
+    ProcessInfo.processInfo.environment["FC_OONI_CORPUS"]
+    ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .path + "/OONITests/corpus"
   static let missing: String? =
     FileManager.default.fileExists(atPath: corpus) ? nil : "no OONI corpus at \(corpus)"
 

@@ -3,10 +3,11 @@ import Testing
 
 @testable import OONI
 
-/// The corpus of real measurements (/work/shared/ooni/measurements in this workspace, or
-/// FC_OONI_CORPUS); the tests need it and fail under CI=1 when it is missing.
+/// The corpus of real measurements, byte for byte (Tests/OONITests/corpus, sources in its
+/// README; FC_OONI_CORPUS points elsewhere); the tests need it and fail under CI=1 without it.
 let corpus: String =
-  ProcessInfo.processInfo.environment["FC_OONI_CORPUS"] ?? "/work/shared/ooni/measurements"
+  ProcessInfo.processInfo.environment["FC_OONI_CORPUS"]
+  ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().path + "/corpus"
 let corpusMissing: String? =
   FileManager.default.fileExists(atPath: corpus) ? nil : "no OONI corpus at \(corpus)"
 
