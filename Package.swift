@@ -90,9 +90,11 @@ let package = Package(
       name: "SystemUnderTestTests",
       dependencies: ["SystemUnderTest", "MockTor", "TLS", "FailClosedSupport"]),
     .testTarget(name: "ScenariosTests", dependencies: ["Scenarios", "FailClosedSupport"]),
-    // corpus/: real OONI measurements of Tor, byte for byte (sources in corpus/README.md).
+    // corpus/: real OONI measurements of Tor, byte for byte (sources in corpus/README.md);
+    // synthetic/: made-up ones in the same formats (said so in its README).
     .testTarget(
-      name: "OONITests", dependencies: ["OONI", "Scenarios", "TorControl"], exclude: ["corpus"]),
+      name: "OONITests", dependencies: ["OONI", "Scenarios", "TorControl"],
+      exclude: ["corpus", "synthetic"]),
     .testTarget(name: "CLITests", dependencies: ["FailClosedCLI", "FailClosedSupport"]),
   ],
   swiftLanguageModes: [.v6]

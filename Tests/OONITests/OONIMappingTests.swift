@@ -272,3 +272,38 @@ struct OONIMappingTests {
     }
   }
 }
+
+/// New measurements in the same formats (a made-up country, date and probe; JSONL) convert
+/// without code changes, through mappings the real corpus does not exercise.
+@Suite struct OONINewMeasurementTests {
+  @Test func aJSONLOfNewMeasurementsConverts() throws {
+    let file =
+      URL(fileURLWithPath: #filePath).deletingLastPathComponent().path
+      + "/synthetic/ZZ_new_measurements.jsonl"
+    let data = try #require(FileManager.default.contents(atPath: file))
+    let measurements = try OONIParser.parse(Array(data), file: "ZZ_new_measurements.jsonl")
+    #expect(measurements.map(\.line) == [1, 2])
+    let stuck = try ScenarioParser.parse(
+      OONIConversion.text(try OONIConversion.convert(measurements[0])), file: "zz1.json")
+    #expect(
+      stuck.expectations.contains(
+        .bootstrapStopsAt(progress: 10, tag: "conn_done", measured: "10% conn_done, tor 0.4.8.10")))
+    #expect(stuck.network.censor.map(\.longerThan) == [100])
+    let tor = try ScenarioParser.parse(
+      OONIConversion.text(try OONIConversion.convert(measurements[1])), file: "zz2.json")
+    #expect(
+      tor.network.censor.map(\.action) == [.resetAfterHandshake, .resetAfterHandshake, .reset])
+    #expect(
+      tor.network.censor.map(\.target) == [
+        "testnet-auth2-orport", "testnet-auth3-orport", "testnet-auth3-dirport",
+      ])
+    #expect(
+      tor.network.censor[0].measured
+        == "ZZ 2025-03-02 AS64501, 8/10 or_port_dirauth connection_reset")
+    #expect(
+      tor.expectations.contains(
+        .reachability(
+          targets: .dirauthDirPorts, reachable: 2, failure: "connection_refused",
+          measured: "ZZ 2025-03-02 AS64501, 5/10 dir_port reachable")))
+  }
+}
