@@ -78,7 +78,9 @@ public struct CensorRule: Codable, Sendable, Hashable {
     case .reset, .resetAfterHandshake, .closeAfterConnect:
       if let proto = self.protocol, proto != .tcp {
         throw CensorRuleError(
-          field: "protocol", message: "\(action.rawValue) needs TCP, not \(proto.rawValue)")
+          field: "protocol",
+          message: (action == .reset ? "a reset" : action.rawValue)
+            + " needs TCP, not \(proto.rawValue)")
       }
       if action == .resetAfterHandshake, longerThan != nil {
         throw CensorRuleError(
