@@ -5,7 +5,8 @@ import TorControl
 /// there in the private network (measured on the real-Tor lane, reference/private-tor-net.md):
 /// relays' ports dropped -> 5% (conn); the TLS handshake dropped (packets over 100 bytes) ->
 /// 10% (conn_done); nothing blocked -> 100% (done). Snowflake (torsf) is approximated by the
-/// network's obfs4 bridge: every relay blocked, the bridge reachable -> 100% through it.
+/// network's obfs4 bridge: every relay blocked, the bridge reachable -> 100% through it; the
+/// bridge dropped too -> 2% (conn_done_pt: the local transport answers, nothing beyond it).
 public enum BootstrapStopCensorship {
   public struct Plan: Sendable {
     /// Censor rules, each with where it came from.
@@ -21,7 +22,7 @@ public enum BootstrapStopCensorship {
   /// The stops this mapping reproduces, as today's tags, per transport.
   public static let supported: [String: [String]] = [
     "vanilla": ["conn", "conn_done", "done"],
-    "snowflake": ["done"],
+    "snowflake": ["conn_done_pt", "done"],
   ]
 
   public static func plan(stop: BootstrapStop, transport: String, measured: String)
@@ -59,6 +60,15 @@ public enum BootstrapStopCensorship {
             ("protocol", .string("tcp")),
           ],
           "a snowflake client reaches Tor only through its bridge"))
+      if phase.tag == "conn_done_pt" {
+        rules.append(
+          rule(
+            [
+              ("action", .string("drop")), ("to", .string("tor-bridge")),
+              ("protocol", .string("tcp")),
+            ],
+            "the transport started, nothing reached the bridge"))
+      }
     } else {
       switch phase.tag {
       case "conn":

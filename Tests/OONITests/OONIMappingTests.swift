@@ -140,6 +140,12 @@ struct OONIMappingTests {
     )
     #expect(throws: OONIConversionError.self) { try plan(50, "loading_descriptors") }
     #expect(throws: OONIConversionError.self) { try plan(5, "conn", "snowflake") }
+    let snowflakeStuck = try plan(2, "conn_done_pt", "snowflake")
+    #expect(
+      actions(snowflakeStuck) == [
+        #"action="drop" to="tor-relays" protocol="tcp""#,
+        #"action="drop" to="tor-bridge" protocol="tcp""#,
+      ])
   }
 
   @Test(.enabled(if: corpusMissing == nil, "needs the OONI corpus"))
@@ -282,7 +288,7 @@ struct OONIMappingTests {
       + "/synthetic/ZZ_new_measurements.jsonl"
     let data = try #require(FileManager.default.contents(atPath: file))
     let measurements = try OONIParser.parse(Array(data), file: "ZZ_new_measurements.jsonl")
-    #expect(measurements.map(\.line) == [1, 2])
+    #expect(measurements.map(\.line) == [1, 2, 3])
     let stuck = try ScenarioParser.parse(
       OONIConversion.text(try OONIConversion.convert(measurements[0])), file: "zz1.json")
     #expect(
@@ -305,5 +311,13 @@ struct OONIMappingTests {
         .reachability(
           targets: .dirauthDirPorts, reachable: 2, failure: "connection_refused",
           measured: "ZZ 2025-03-02 AS64501, 5/10 dir_port reachable")))
+    let snowflake = try ScenarioParser.parse(
+      OONIConversion.text(try OONIConversion.convert(measurements[2])), file: "zz3.json")
+    #expect(snowflake.app.profile == .hardened)
+    #expect(snowflake.network.censor.map(\.target) == ["tor-relays", "tor-bridge"])
+    #expect(
+      snowflake.expectations.contains(
+        .bootstrapStopsAt(
+          progress: 2, tag: "conn_done_pt", measured: "2% conn_done_pt, tor 0.4.8.10")))
   }
 }
