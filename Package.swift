@@ -56,10 +56,12 @@ let package = Package(
       dependencies: [
         "Sandbox", "SystemUnderTest", "Audit", "Capture", "MockTor", "FailClosedSupport",
       ]),
+    // OONI measurements of Tor read (bytes in, a model out) and mapped to real-tor scenarios.
+    .target(name: "OONI", dependencies: ["Scenarios", "TorControl", "Testnet"]),
     .target(
       name: "FailClosedCLI",
       dependencies: [
-        "Scenarios", "Sandbox", "SystemUnderTest", "MockTor", "Audit", "Capture", "Testnet",
+        "OONI", "Scenarios", "Sandbox", "SystemUnderTest", "MockTor", "Audit", "Capture", "Testnet",
         "RealTorLane", "TLS", "FailClosedSupport",
       ]),
     .executableTarget(name: "failclosed", dependencies: ["FailClosedCLI"]),
@@ -76,7 +78,7 @@ let package = Package(
     .testTarget(
       name: "RealTorLaneTests",
       dependencies: [
-        "RealTorLane", "Scenarios", "Sandbox", "Testnet", "Audit", "FailClosedSupport",
+        "RealTorLane", "Scenarios", "Sandbox", "Testnet", "Audit", "FailClosedSupport", "OONI",
       ]),
     .testTarget(name: "TLSTests", dependencies: ["TLS", "HTTPCodec", "FailClosedSupport"]),
     .testTarget(name: "HTTPCodecTests", dependencies: ["HTTPCodec"]),
@@ -88,6 +90,11 @@ let package = Package(
       name: "SystemUnderTestTests",
       dependencies: ["SystemUnderTest", "MockTor", "TLS", "FailClosedSupport"]),
     .testTarget(name: "ScenariosTests", dependencies: ["Scenarios", "FailClosedSupport"]),
+    // corpus/: real OONI measurements of Tor, byte for byte (sources in corpus/README.md);
+    // synthetic/: made-up ones in the same formats (said so in its README).
+    .testTarget(
+      name: "OONITests", dependencies: ["OONI", "Scenarios", "TorControl"],
+      exclude: ["corpus", "synthetic"]),
     .testTarget(name: "CLITests", dependencies: ["FailClosedCLI", "FailClosedSupport"]),
   ],
   swiftLanguageModes: [.v6]

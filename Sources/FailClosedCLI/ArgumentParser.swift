@@ -73,6 +73,20 @@ public enum ArgumentParser {
         result.trailing = Array(arguments[index...])
         break
       }
+      // A one-letter option is spelled -x (e.g. -o FILE).
+      if argument.count == 2, argument.hasPrefix("-"), argument != "--",
+        let spec = byName[String(argument.dropFirst())], spec.kind != .flag
+      {
+        guard index < arguments.count else {
+          throw UsageError("\(argument) needs a value (\(spec.valueName))")
+        }
+        if spec.kind == .single, result.values[spec.name] != nil {
+          throw UsageError("\(argument) given twice")
+        }
+        result.values[spec.name, default: []].append(arguments[index])
+        index += 1
+        continue
+      }
       guard argument.hasPrefix("--"), argument.count > 2 else {
         if argument.hasPrefix("-") && argument != "-" {
           throw UsageError("unknown option '\(argument)' (options are spelled --name)")

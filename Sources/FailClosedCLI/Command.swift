@@ -29,10 +29,11 @@ extension Command {
       lines.append("Options:")
       for option in options {
         let left: String
+        let dash = option.name.count == 1 ? "-" : "--"
         switch option.kind {
-        case .flag: left = "--\(option.name)"
-        case .single: left = "--\(option.name) \(option.valueName)"
-        case .repeated: left = "--\(option.name) \(option.valueName) (repeatable)"
+        case .flag: left = "\(dash)\(option.name)"
+        case .single: left = "\(dash)\(option.name) \(option.valueName)"
+        case .repeated: left = "\(dash)\(option.name) \(option.valueName) (repeatable)"
         }
         lines.append(
           "  " + left.padding(toLength: max(left.count, 34), withPad: " ", startingAt: 0) + "  "

@@ -14,6 +14,7 @@ public enum FailClosedMain {
     LeakAuditCommand(),
     ReplayCommand(),
     CheckCommand(),
+    OONICommand(),
     CompletionCommand(),
   ]
 

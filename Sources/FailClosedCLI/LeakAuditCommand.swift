@@ -15,7 +15,8 @@ public struct LeakAuditCommand: Command {
                                  [--lane mock|real|all] [--jobs N] [--keep-pcaps]
                                  [--time-scale N]
 
-    Runs each scenario file (PATH: files or directories, default Scenarios/) in fresh network
+    Runs each scenario file (PATH: files or directories, default Scenarios/ and Scenarios/ooni/,
+    the replayed OONI measurements) in fresh network
     namespaces: the capture opens on the device's link and is proved live by a positive-control
     packet, then the mock Tor and the modelled app run in the device on a clock that runs
     --time-scale times faster than real time. Each scenario is judged from its capture (deny by
@@ -54,7 +55,10 @@ public struct LeakAuditCommand: Command {
   ]
 
   public func run(_ arguments: ParsedArguments) async throws -> Int32 {
-    let paths = arguments.positional.isEmpty ? ["Scenarios"] : arguments.positional
+    let paths =
+      arguments.positional.isEmpty
+      ? ["Scenarios"] + (Self.isDirectory("Scenarios/ooni") ? ["Scenarios/ooni"] : [])
+      : arguments.positional
     var shard: ScenarioSelection.Shard?
     if let text = arguments.value("shard") {
       do { shard = try ScenarioSelection.Shard(parsing: text) } catch {
@@ -211,6 +215,12 @@ public struct LeakAuditCommand: Command {
       }
     }
     return (results, ready)
+  }
+
+  static func isDirectory(_ path: String) -> Bool {
+    var directory: ObjCBool = false
+    return FileManager.default.fileExists(atPath: path, isDirectory: &directory)
+      && directory.boolValue
   }
 
   /// "0.4.9.11" from `tor --version`, or "unknown".

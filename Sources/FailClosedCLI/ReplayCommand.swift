@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import OONI
 import Scenarios
 
 /// `failclosed replay FILE`: one scenario, verbosely: the app's events as they happen, each
@@ -11,6 +12,7 @@ public struct ReplayCommand: Command {
   public let summary = "run one scenario verbosely (events as they happen, expectations, leaks)"
   public let usage = """
     Usage: failclosed replay Scenarios/NAME.json [--report DIR] [--time-scale N]
+           failclosed replay --from-ooni FILE.json [--profile P] [--force] [--report DIR]
 
     Runs one scenario as leak-audit does and prints what happened: the app's events (and the
     harness's: a Tor crash, a censor change) on the virtual time axis as they happen, so an
@@ -20,6 +22,10 @@ public struct ReplayCommand: Command {
     not a leak). A real-tor scenario starts its own private Tor network first (and runs in
     real time; its events are printed at the end). The reports and the capture go to
     reports/NAME (or --report DIR). Exit codes as for leak-audit.
+    --from-ooni converts an OONI measurement in memory (as `failclosed ooni convert` does) and
+    runs it on the real-Tor lane; it prints measured next to reproduced: the bootstrap stop,
+    each target class's reachability, and the app's verdict (a mismatch is a FAILED
+    expectation with both values).
     """
   /// The options; where the scenario comes from is decided in ``scenario(_:)`` alone.
   public let options: [OptionSpec] = [
@@ -28,6 +34,12 @@ public struct ReplayCommand: Command {
       help: "write the reports and capture here "
         + "(default reports/NAME)"),
     OptionSpec("time-scale", .single, valueName: "N", help: "virtual seconds per second (25)"),
+    OptionSpec(
+      "from-ooni", .single, valueName: "FILE", help: "convert an OONI measurement and run it"),
+    OptionSpec(
+      "profile", .single, valueName: "P",
+      help: "--from-ooni: the app (bitchat, hardened, onion-browser)"),
+    OptionSpec("force", .flag, help: "--from-ooni: run a measurement that is not censorship"),
   ]
 
   public func run(_ arguments: ParsedArguments) async throws -> Int32 {
@@ -65,6 +77,10 @@ public struct ReplayCommand: Command {
       result = ScenarioResult(scenario: scenario, outcome: await runner.run(scenario))
     }
     Self.printResult(result, lane: scenario.lane)
+    if scenario.ooni != nil {
+      Self.emit("")
+      for line in ReplayComparison.lines(result) { Self.emit(line) }
+    }
     let runReport = RunReport(
       startedAt: ISO8601DateFormatter().string(from: Date()), versions: LeakAuditCommand.versions(),
       timeScale: Double(scale), results: [result], networkReadySeconds: networkReady)
@@ -75,8 +91,24 @@ public struct ReplayCommand: Command {
 
   /// The scenario to replay, from the arguments; nil after printing why there is none.
   static func scenario(_ arguments: ParsedArguments) throws -> Scenarios.Scenario? {
+    if let fromOONI = arguments.value("from-ooni") {
+      guard arguments.positional.isEmpty else {
+        throw UsageError("expected exactly one scenario file, or --from-ooni FILE.json")
+      }
+      do {
+        return try OONICommand.scenario(
+          fromOONI,
+          options: OONIConversion.Options(
+            profile: try OONICommand.profile(arguments), force: arguments.has("force")))
+      } catch let error as UsageError {
+        throw error
+      } catch {
+        FailClosedMain.printError("failclosed replay: \(fromOONI): \(error)")
+        return nil
+      }
+    }
     guard arguments.positional.count == 1, let file = arguments.positional.first else {
-      throw UsageError("expected exactly one scenario file")
+      throw UsageError("expected exactly one scenario file, or --from-ooni FILE.json")
     }
     switch ScenarioLoader.loadFile(file) {
     case .success(let scenario): return scenario

@@ -31,7 +31,12 @@ public enum ShellCompletion {
 
   /// Every option a command's `--help` lists, `--help` included, in table order.
   static func optionNames(_ command: any Command) -> [String] {
-    command.options.map { "--" + $0.name } + ["--help"]
+    command.options.map(flag) + ["--help"]
+  }
+
+  /// How an option is written: `-o` for a one-letter name, `--name` otherwise.
+  static func flag(_ option: OptionSpec) -> String {
+    (option.name.count == 1 ? "-" : "--") + option.name
   }
 
   // MARK: bash
@@ -82,7 +87,7 @@ public enum ShellCompletion {
         case .files: reply = "COMPREPLY=( $(compgen -f -- \"$cur\") )"
         case .none: reply = ":"
         }
-        valueCases.append("        --\(option.name)) \(reply); return 0 ;;")
+        valueCases.append("        \(flag(option))) \(reply); return 0 ;;")
       }
       if !valueCases.isEmpty {
         lines.append("      case \"$prev\" in")
@@ -144,7 +149,7 @@ public enum ShellCompletion {
         let help = "[\(bracketed(option.help))]"
         switch option.kind {
         case .flag:
-          lines.append("        '--\(option.name)\(help)' \\")
+          lines.append("        '\(flag(option))\(help)' \\")
         case .single, .repeated:
           let action: String
           switch ValueCompletion(option) {
@@ -154,7 +159,7 @@ public enum ShellCompletion {
           case .none: action = " "
           }
           let value = quoted(option.valueName).replacingOccurrences(of: ":", with: "\\:")
-          lines.append("        '\(repeated)--\(option.name)\(help):\(value):\(action)' \\")
+          lines.append("        '\(repeated)\(flag(option))\(help):\(value):\(action)' \\")
         }
       }
       lines.append("        '--help[show this help]' \\")

@@ -68,7 +68,27 @@ public final class RealLaneRunner: @unchecked Sendable {
       SocketAddress(host: $0.host, port: $0.port)
     }
     return SandboxMapping.RealTorTargets(
-      relays: relays ?? [], bridges: bridge.map { [$0] } ?? [])
+      relays: relays ?? [], bridges: bridge.map { [$0] } ?? [],
+      nodes: RealLaneRunner.nodeEndpoints(testnet.network.plan))
+  }
+
+  /// Each node's endpoint by censor target name: "testnet-auth1-orport", "-dirport",
+  /// "testnet-exit1-orport", "testnet-bridge1-obfs4" (``RealTorTargetClass``).
+  static func nodeEndpoints(_ plan: TestnetPlan) -> [String: SocketAddress] {
+    var result: [String: SocketAddress] = [:]
+    for node in plan.nodes {
+      if node.role == .bridge {
+        if let port = node.obfs4Port {
+          result["testnet-\(node.name)-obfs4"] = SocketAddress(host: node.address, port: port)
+        }
+        continue
+      }
+      result["testnet-\(node.name)-orport"] = SocketAddress(host: node.address, port: node.orPort)
+      if let port = node.dirPort {
+        result["testnet-\(node.name)-dirport"] = SocketAddress(host: node.address, port: port)
+      }
+    }
+    return result
   }
 
   /// Runs one real-tor scenario; never throws: a setup failure becomes an inconclusive outcome
@@ -99,6 +119,15 @@ public final class RealLaneRunner: @unchecked Sendable {
 
     let targets = try self.targets()
     try sandbox.applyCensorRules(SandboxMapping.censorRules(scenario.network, at: 0, real: targets))
+    // A replayed measurement: probe each node as OONI probed its targets, before the capture
+    // opens (the probe is the harness's traffic, not the app's).
+    var reachability: [ReachabilityResult]?
+    if scenario.expectations.contains(where: { $0.kind == "reachability" }) {
+      let nodes = RealTorTargetClass.allCases.flatMap { cls in
+        cls.nodes.compactMap { name in targets.nodes[name].map { (name, cls, $0) } }
+      }
+      reachability = ReachabilityProbe.probe(nodes, in: sandbox.device)
+    }
     let allowed = Set(try testnet.allowlist().map(Endpoint.init))
     let capturePath = pcapPath ?? work + "/capture.pcap"
     try FileManager.default.createDirectory(
@@ -190,6 +219,7 @@ public final class RealLaneRunner: @unchecked Sendable {
       pcapPath: pcapPath, runError: runError, wallSeconds: Date().timeIntervalSince(wallStart))
     outcome.torTimeline = TorTimelineEntry.merged(outcome.torTimeline, logged)
     outcome.fetchThroughExit = fetched
+    outcome.reachability = reachability
     return outcome
   }
 

@@ -18,5 +18,6 @@ extension SandboxRun {
     _ = try censor.perform { try CommandRunner.run(["nft", "-f", "-"], stdin: prologue + script) }
     let poison = rules.filter { $0.action == .poisonDNS }
     try startPoisonResolverIfNeeded(poison)
+    try startCloserIfNeeded(rules)
   }
 }

@@ -16,6 +16,15 @@ public struct CensorRule: Codable, Sendable, Hashable {
     case icmpPortUnreachable = "icmp-port-unreachable"
     case icmpHostUnreachable = "icmp-host-unreachable"
     case icmpAdminProhibited = "icmp-admin-prohibited"
+    /// ICMP network unreachable (ICMPv6 no route): OONI's network_unreachable.
+    case icmpNetUnreachable = "icmp-net-unreachable"
+    /// Lets the TCP handshake through and answers the first packet longer than 100 bytes (a
+    /// TLS ClientHello, an HTTP request; never a SYN or a bare ACK) with a reset: DPI's RST
+    /// injection, OONI's connection_reset after a successful connect.
+    case resetAfterHandshake = "reset-after-handshake"
+    /// Redirects the connection to the censor's own closer, which accepts it and closes it at
+    /// once: the client's connect succeeds, its first read sees EOF (OONI's eof_error).
+    case closeAfterConnect = "close-after-connect"
     /// Answers DNS questions crossing the censor (UDP and TCP 53) itself, with `poisonAddress`
     /// for `names` (and their subdomains; every name when `names` is absent).
     case poisonDNS = "poison-dns"
@@ -66,10 +75,20 @@ public struct CensorRule: Codable, Sendable, Hashable {
       throw CensorRuleError(field: "port", message: "ICMP has no ports")
     }
     switch action {
-    case .reset:
+    case .reset, .resetAfterHandshake, .closeAfterConnect:
       if let proto = self.protocol, proto != .tcp {
         throw CensorRuleError(
-          field: "protocol", message: "a reset needs TCP, not \(proto.rawValue)")
+          field: "protocol",
+          message: (action == .reset ? "a reset" : action.rawValue)
+            + " needs TCP, not \(proto.rawValue)")
+      }
+      if action == .resetAfterHandshake, longerThan != nil {
+        throw CensorRuleError(
+          field: "longerThan", message: "reset-after-handshake sets its own length (100 bytes)")
+      }
+      if action == .closeAfterConnect, longerThan != nil {
+        throw CensorRuleError(
+          field: "longerThan", message: "close-after-connect acts on the connect, not on a length")
       }
     case .poisonDNS:
       guard let poisonAddress, SocketAddress.parseIP(poisonAddress) != nil else {

@@ -38,6 +38,8 @@ public final class SandboxRun: @unchecked Sendable {
 
   let poisonRules = Locked<[CensorRule]>([])
   let poisonResolver = Locked<FakeResolver?>(nil)
+  /// The censor's closer for close-after-connect rules, once one was applied.
+  let closer = Locked<ServiceLoop?>(nil)
   let worldServices = Locked<WorldServices?>(nil)
 
   private let lock = NSLock()

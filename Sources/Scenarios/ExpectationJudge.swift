@@ -265,6 +265,8 @@ private struct Context {
     case .bootstrapReaches, .bootstrapStuck, .bootstrapProblem, .bootstrapThroughBridge,
       .flowsOnlyTo:
       return checkRealTor(expectation)
+    case .bootstrapStopsAt, .reachability:
+      return ExpectationJudge.checkReplay(expectation, outcome: outcome)
     }
   }
 

@@ -15,10 +15,15 @@ public enum SandboxMapping {
   public struct RealTorTargets: Sendable, Equatable {
     public var relays: [SocketAddress]
     public var bridges: [SocketAddress]
+    /// Each node's endpoint by censor target name ("testnet-auth2-orport").
+    public var nodes: [String: SocketAddress]
 
-    public init(relays: [SocketAddress], bridges: [SocketAddress]) {
+    public init(
+      relays: [SocketAddress], bridges: [SocketAddress], nodes: [String: SocketAddress] = [:]
+    ) {
       self.relays = relays
       self.bridges = bridges
+      self.nodes = nodes
     }
   }
 
@@ -39,6 +44,8 @@ public enum SandboxMapping {
         (AddressPlan.webHostV4, nil), (AddressPlan.webHostV6, nil),
       ]
     case "any": return [(nil, nil)]
+    case let node where RealTorTargetClass.of(node) != nil:
+      return (real?.nodes[node]).map { [($0.host, $0.port)] } ?? []
     // The world's resolver answers every name with the web host.
     default: return [(AddressPlan.webHostV4, nil), (AddressPlan.webHostV6, nil)]
     }
@@ -58,6 +65,9 @@ public enum SandboxMapping {
       case .icmpPortUnreachable: action = .icmpPortUnreachable
       case .icmpHostUnreachable: action = .icmpHostUnreachable
       case .icmpAdminProhibited: action = .icmpAdminProhibited
+      case .icmpNetUnreachable: action = .icmpNetUnreachable
+      case .resetAfterHandshake: action = .resetAfterHandshake
+      case .closeAfterConnect: action = .closeAfterConnect
       }
       let proto = rule.transport.map {
         Sandbox.CensorRule.TransportProtocol(rawValue: $0.rawValue)!

@@ -25,6 +25,8 @@ public struct Scenario: Sendable, Equatable {
   public var network: NetworkPlan
   public var app: AppPlan
   public var expectations: [ScenarioExpectation]
+  /// Where a scenario converted from an OONI measurement came from (`failclosed ooni convert`).
+  public var ooni: OONIProvenance? = nil
 
   public init(
     name: String, path: String, title: String, proves: String, weakness: Int? = nil,
@@ -219,6 +221,12 @@ public struct CensorPlanRule: Sendable, Equatable {
     case icmpPortUnreachable = "icmp-port-unreachable"
     case icmpHostUnreachable = "icmp-host-unreachable"
     case icmpAdminProhibited = "icmp-admin-prohibited"
+    case icmpNetUnreachable = "icmp-net-unreachable"
+    /// Lets the TCP handshake through, answers the first data packet (over 100 bytes: a TLS
+    /// ClientHello, an HTTP request) with a reset (OONI's connection_reset after connect).
+    case resetAfterHandshake = "reset-after-handshake"
+    /// The censor accepts the connection itself and closes it at once (OONI's eof_error).
+    case closeAfterConnect = "close-after-connect"
   }
 
   public enum TransportProtocol: String, Sendable, CaseIterable {
@@ -233,7 +241,7 @@ public struct CensorPlanRule: Sendable, Equatable {
   public static let mockOnlyTargets = ["tor-guards"]
   /// The private network's relays (every ORPort and DirPort in its consensus) and its obfs4
   /// bridge: real-Tor lane only.
-  public static let realOnlyTargets = ["tor-relays", "tor-bridge"]
+  public static let realOnlyTargets = ["tor-relays", "tor-bridge"] + RealTorTargetClass.allNodes
 
   public var action: Action
   /// A symbolic target (``symbolicTargets``) or a host name the world serves.
@@ -247,6 +255,9 @@ public struct CensorPlanRule: Sendable, Equatable {
   /// Virtual seconds during which the rule is in force; nil means from the start / to the end.
   public var from: Double?
   public var until: Double?
+  /// Where the rule came from, for a replayed measurement: "RU 2023-01-21 AS197467, 9/10
+  /// or_port_dirauth generic_timeout_error" (`from` is already the time window's start).
+  public var measured: String? = nil
 
   public init(
     action: Action, target: String, port: Int? = nil, transport: TransportProtocol? = nil,
@@ -264,6 +275,28 @@ public struct CensorPlanRule: Sendable, Equatable {
   /// Whether the rule is in force at virtual time `t`.
   public func isActive(at t: Double) -> Bool {
     (from.map { t >= $0 } ?? true) && (until.map { t < $0 } ?? true)
+  }
+}
+
+/// A scenario converted from an OONI measurement: the file, the measurement and how it was
+/// mapped, as the converted file states it.
+public struct OONIProvenance: Sendable, Equatable {
+  /// The measurement file's name.
+  public var source: String
+  /// "tor 0.4.0, RU 2023-01-21 23:58:05 AS197467 (...)".
+  public var measurement: String
+  /// Why the file was converted although it is not censorship (`--force`), if it was.
+  public var notCensorship: [String]
+  /// How classes and stops were mapped, and what could not be.
+  public var notes: [String]
+
+  public init(
+    source: String, measurement: String, notCensorship: [String] = [], notes: [String] = []
+  ) {
+    self.source = source
+    self.measurement = measurement
+    self.notCensorship = notCensorship
+    self.notes = notes
   }
 }
 

@@ -45,6 +45,14 @@ public enum ScenarioExpectation: Sendable, Equatable {
   case bootstrapThroughBridge
   /// Real-Tor lane: every allowed flow on the wire went to one of these ports.
   case flowsOnlyTo(ports: [Int])
+  /// Real-Tor lane, a replayed measurement: tor's furthest bootstrap step is exactly this
+  /// progress and tag (`measured`: what the measurement recorded, for the report).
+  case bootstrapStopsAt(progress: Int, tag: String, measured: String?)
+  /// Real-Tor lane, a replayed measurement: probed from the device before the app starts,
+  /// `reachable` of the class's nodes answer; with `failure`, every other one fails so
+  /// (OONI's failure names). `measured`: what the measurement recorded, for the report.
+  case reachability(
+    targets: RealTorTargetClass, reachable: Int, failure: String?, measured: String?)
 
   public enum Transport: String, Sendable, CaseIterable {
     case tor, direct
@@ -75,6 +83,8 @@ public enum ScenarioExpectation: Sendable, Equatable {
     case .bootstrapProblem: return "bootstrap-problem"
     case .bootstrapThroughBridge: return "bootstrap-through-bridge"
     case .flowsOnlyTo: return "flows-only-to"
+    case .bootstrapStopsAt: return "bootstrap-stops-at"
+    case .reachability: return "reachability"
     }
   }
 
@@ -83,13 +93,13 @@ public enum ScenarioExpectation: Sendable, Equatable {
     "event", "no-event", "request-sent", "proxy-mode", "bootstrap-summary", "events-in-order",
     "traffic-only-to-tor",
     "clearnet-by-user-choice", "bootstrap-reaches", "bootstrap-stuck", "bootstrap-problem",
-    "bootstrap-through-bridge", "flows-only-to",
+    "bootstrap-through-bridge", "flows-only-to", "bootstrap-stops-at", "reachability",
   ]
 
   /// Kinds judged from Debian's tor and the private network: real-Tor lane only.
   public static let realTorKinds = [
     "bootstrap-reaches", "bootstrap-stuck", "bootstrap-problem", "bootstrap-through-bridge",
-    "flows-only-to",
+    "flows-only-to", "bootstrap-stops-at", "reachability",
   ]
 
   /// A plain sentence for reports: "TorBootstrapDidStall posted by 75 s".
@@ -128,6 +138,13 @@ public enum ScenarioExpectation: Sendable, Equatable {
     case .bootstrapThroughBridge: return "tor bootstraps through the pluggable transport"
     case .flowsOnlyTo(let ports):
       return "every flow goes to port " + ports.map(String.init).joined(separator: " or ")
+    case .bootstrapStopsAt(let progress, let tag, let measured):
+      return "tor's bootstrap stops at \(progress)% (\(tag))"
+        + (measured.map { " as measured: \($0)" } ?? "")
+    case .reachability(let targets, let reachable, let failure, let measured):
+      return "\(reachable) of \(targets.nodes.count) \(targets.rawValue) reachable"
+        + (failure.map { ", the others fail with \($0)" } ?? "")
+        + (measured.map { " (measured: \($0))" } ?? "")
     }
   }
 }

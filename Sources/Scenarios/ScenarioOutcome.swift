@@ -20,6 +20,9 @@ public struct ScenarioOutcome: Sendable, Equatable {
   public var runError: String?
   /// Real seconds the run took.
   public var wallSeconds: Double
+  /// Real-Tor lane, a replayed measurement: each node probed from the device before the app
+  /// started, as OONI's `tor` test probes its targets; nil when not probed.
+  public var reachability: [ReachabilityResult]? = nil
 
   public init(
     events: [ScenarioEvent] = [], bootstrap: [BootstrapSample] = [],

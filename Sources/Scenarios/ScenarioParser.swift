@@ -44,7 +44,7 @@ public enum ScenarioParser {
     let doc = try FieldReader(root, file: file, path: "")
     try doc.rejectUnknown(allowing: [
       "$schema", "lane", "title", "proves", "weakness", "gap", "sameWithoutFaults", "duration",
-      "longRun", "tor", "network", "app", "expect",
+      "longRun", "tor", "network", "app", "expect", "ooni",
     ])
     if let schema = doc.value("$schema"), case .string = schema {
     } else if let schema = doc.value("$schema") {
@@ -111,6 +111,7 @@ public enum ScenarioParser {
       weakness: weakness, gap: gap, duration: duration, tor: tor,
       network: network ?? NetworkPlan(), app: app, expectations: expectations)
     scenario.sameWithoutFaults = sameWithoutFaults
+    scenario.ooni = try parseOONIProvenance(doc, lane: lane)
     return scenario
   }
 
@@ -276,7 +277,7 @@ public enum ScenarioParser {
     _ r: FieldReader, lane: Lane, duration: Double, hosts: [String]
   ) throws(ScenarioError) -> CensorPlanRule {
     try r.rejectUnknown(allowing: [
-      "action", "to", "port", "protocol", "longerThan", "from", "until", "note",
+      "action", "to", "port", "protocol", "longerThan", "from", "until", "note", "measured",
     ])
     let action = CensorPlanRule.Action(
       rawValue: try r.oneOf("action", CensorPlanRule.Action.allCases.map(\.rawValue))!)!
@@ -284,8 +285,8 @@ public enum ScenarioParser {
       "to", matching: Pattern.host,
       lane == .mock
         ? "a target: tor-guards, dns-resolver, world, any, or a host name the world serves"
-        : "a target: tor-relays, tor-bridge, dns-resolver, world, any, or a host name the "
-          + "world serves")!
+        : "a target: tor-relays, tor-bridge, one node (testnet-auth1-orport ...), dns-resolver, "
+          + "world, any, or a host name the world serves")!
     if lane == .mock, CensorPlanRule.realOnlyTargets.contains(target) {
       throw r.fail(
         "to",
@@ -303,14 +304,18 @@ public enum ScenarioParser {
         ? !CensorPlanRule.realOnlyTargets.contains($0)
         : !CensorPlanRule.mockOnlyTargets.contains($0)
     }
-    if !CensorPlanRule.symbolicTargets.contains(target), !hosts.contains(target) {
+    let nodes = lane == .realTor ? RealTorTargetClass.allNodes : []
+    if !CensorPlanRule.symbolicTargets.contains(target), !hosts.contains(target),
+      !nodes.contains(target)
+    {
       let what =
         target.allSatisfy({ $0.isNumber || $0 == "." })
         ? "an address: targets are names, not addresses" : "not a target of this sandbox"
       throw r.fail(
         "to",
-        "\"\(target)\" is \(what)" + NameSuggestion.hint(for: target, in: symbolic + hosts)
-          + " (targets: " + symbolic.joined(separator: ", ")
+        "\"\(target)\" is \(what)"
+          + NameSuggestion.hint(for: target, in: symbolic + nodes + hosts)
+          + " (targets: " + (symbolic + nodes).joined(separator: ", ")
           + "; host names the app asks for: " + hosts.joined(separator: ", ") + ")")
     }
     let transport = try r.oneOf(
@@ -332,9 +337,16 @@ public enum ScenarioParser {
       throw r.fail("until", "expected a time after \"from\" (\(formatSeconds(from)))")
     }
     _ = try r.string("note", required: false)
-    return CensorPlanRule(
+    var rule = CensorPlanRule(
       action: action, target: target, port: port, transport: transport, longerThan: longerThan,
       from: from, until: until)
+    rule.measured = try r.string("measured", required: false)
+    if [.resetAfterHandshake, .closeAfterConnect].contains(action), let transport, transport != .tcp
+    {
+      throw r.fail(
+        "protocol", "\"\(action.rawValue)\" needs \"tcp\", got \"\(transport.rawValue)\"")
+    }
+    return rule
   }
 
   private static func parseApp(_ r: FieldReader, duration: Double, lane: Lane)
@@ -467,6 +479,8 @@ public enum ScenarioParser {
     case "bootstrap-stuck": allowed += ["atMost", "tag"]
     case "bootstrap-problem": allowed += ["reason"]
     case "flows-only-to": allowed += ["ports"]
+    case "bootstrap-stops-at": allowed += ["progress", "tag", "measured"]
+    case "reachability": allowed += ["targets", "reachable", "failure", "measured"]
     default: break
     }
     try r.rejectUnknown(allowing: allowed)
@@ -567,6 +581,21 @@ public enum ScenarioParser {
         ports.append(Int(n))
       }
       return .flowsOnlyTo(ports: ports)
+    case "bootstrap-stops-at":
+      return .bootstrapStopsAt(
+        progress: try r.integer("progress", in: 0...100, "a bootstrap percentage", required: true)!,
+        tag: try r.oneOf("tag", BootstrapPhase.all.map(\.tag))!,
+        measured: try r.string("measured", required: false))
+    case "reachability":
+      let targets = RealTorTargetClass(
+        rawValue: try r.oneOf("targets", RealTorTargetClass.allCases.map(\.rawValue))!)!
+      return .reachability(
+        targets: targets,
+        reachable: try r.integer(
+          "reachable", in: 0...targets.nodes.count,
+          "a number of nodes (the class has \(targets.nodes.count))", required: true)!,
+        failure: try r.string("failure", required: false),
+        measured: try r.string("measured", required: false))
     default: return .clearnetByUserChoice
     }
   }

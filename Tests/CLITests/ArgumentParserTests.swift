@@ -50,3 +50,14 @@ import Testing
     #expect(await FailClosedMain.run(["version", "--help"]) == ExitCode.pass)
   }
 }
+
+@Suite struct ShortOptionTests {
+  @Test func aOneLetterOptionIsSpelledWithOneDash() throws {
+    let options = [OptionSpec("o", .single, valueName: "FILE", help: "out")]
+    let parsed = try ArgumentParser.parse(["convert", "-o", "x.json", "in.json"], options: options)
+    #expect(parsed.value("o") == "x.json")
+    #expect(parsed.positional == ["convert", "in.json"])
+    #expect(throws: UsageError.self) { try ArgumentParser.parse(["-o"], options: options) }
+    #expect(throws: UsageError.self) { try ArgumentParser.parse(["-x"], options: options) }
+  }
+}

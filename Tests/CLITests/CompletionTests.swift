@@ -23,7 +23,7 @@ import Testing
     // options, where only --help is listed).
     let list = lines.lastIndex(of: "Options:").map { lines[($0 + 1)...] } ?? lines.suffix(1)
     return Set(
-      list.filter { $0.hasPrefix("  --") }.map {
+      list.filter { $0.hasPrefix("  -") }.map {
         String($0.dropFirst(2).split(separator: " ")[0])
       })
   }
@@ -60,7 +60,7 @@ import Testing
     let top = try Self.bashComplete(["failclosed", ""], in: directory)
     #expect(Set(top) == Set(commands + ["--help", "--version"]))
     for command in FailClosedMain.commands {
-      let completed = try Self.bashComplete(["failclosed", command.name, "--"], in: directory)
+      let completed = try Self.bashComplete(["failclosed", command.name, "-"], in: directory)
       #expect(
         Set(completed) == Self.helpOptions(command), "options of \(command.name) differ from --help"
       )
@@ -115,7 +115,7 @@ import Testing
       let declared = Set(
         branch.compactMap { line -> String? in
           let spec = line.trimmingCharacters(in: .whitespaces)
-          guard spec.hasPrefix("'--") || spec.hasPrefix("'*--") else { return nil }
+          guard spec.hasPrefix("'-") || spec.hasPrefix("'*-") else { return nil }
           let name = spec.drop { $0 == "'" || $0 == "*" }.prefix { $0 != "[" }
           return String(name)
         })

@@ -1,9 +1,11 @@
 import Audit
 import FailClosedSupport
 import Foundation
+import OONI
 import Sandbox
 import Scenarios
 import Testing
+import Testnet
 
 @testable import RealTorLane
 
@@ -31,7 +33,11 @@ struct RealLaneLibraryTests {
     let base = NSTemporaryDirectory() + "fc-lane-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
     defer { try? FileManager.default.removeItem(atPath: base) }
     var scenarios: [Scenario] = []
-    for file in try ScenarioLoader.scenarioFiles(in: scenariosDirectory) {
+    // The library's real-tor scenarios, then the replayed OONI measurements (Scenarios/ooni),
+    // in the same private network.
+    for file in try ScenarioLoader.scenarioFiles(in: scenariosDirectory)
+      + ScenarioLoader.scenarioFiles(in: scenariosDirectory + "/ooni")
+    {
       let scenario = try ScenarioLoader.loadFile(file).get()
       if scenario.lane == .realTor { scenarios.append(scenario) }
     }
@@ -57,6 +63,9 @@ struct RealLaneLibraryTests {
         #expect(
           result.verdict == .pass,
           "\(scenario.name): \(result.judgement.reasons)\n\(timeline.joined(separator: "\n"))")
+        if scenario.ooni != nil {
+          for line in ReplayComparison.lines(result) { print("lane: \(scenario.name): \(line)") }
+        }
         #expect(outcome.capture.packets > 0, "\(scenario.name): nothing captured")
         #expect(!outcome.torTimeline.isEmpty, "\(scenario.name): no tor timeline")
       }
@@ -82,5 +91,46 @@ struct RealLaneLibraryTests {
     scenario.duration = 20
     scenario.expectations = [.leakCaught(classes: [.dns])]
     return scenario
+  }
+}
+
+/// The node targets Scenarios names (RealTorTargetClass) are the world plan's nodes, each with
+/// the endpoint the runner resolves it to.
+@Suite struct RealTorTargetClassTests {
+  @Test func everyNodeTargetNamesANodeOfTheWorldPlan() {
+    let plan = TestnetPlan.world(addresses: WorldTestnet.nodeAddresses)
+    let endpoints = RealLaneRunner.nodeEndpoints(plan)
+    #expect(Set(endpoints.keys) == Set(RealTorTargetClass.allNodes))
+    #expect(endpoints["testnet-auth2-dirport"]?.port == 9030)
+    #expect(endpoints["testnet-bridge1-obfs4"]?.port == 4433)
+    #expect(
+      endpoints["testnet-exit1-orport"]?.host == plan.nodes.first { $0.name == "exit1" }?.address)
+  }
+}
+
+/// The reachability probe's pure parts: errno and first answer bytes in OONI's words, and a
+/// ClientHello that is a well-formed TLS record.
+@Suite struct ReachabilityProbeTests {
+  @Test func failuresAreNamedAsOONINamesThem() {
+    #expect(ReachabilityProbe.failureName(errno: ETIMEDOUT) == "generic_timeout_error")
+    #expect(ReachabilityProbe.failureName(errno: ECONNREFUSED) == "connection_refused")
+    #expect(ReachabilityProbe.failureName(errno: ECONNRESET) == "connection_reset")
+    #expect(ReachabilityProbe.failureName(errno: EHOSTUNREACH) == "host_unreachable")
+    #expect(ReachabilityProbe.failureName(errno: ENETUNREACH) == "network_unreachable")
+    #expect(ReachabilityProbe.classifyAnswer([], .dirauthORPorts) == "eof_error")
+    #expect(ReachabilityProbe.classifyAnswer([0x16, 3, 3], .dirauthORPorts) == nil)
+    #expect(
+      ReachabilityProbe.classifyAnswer([0x15, 3, 3], .relayORPorts) == "ssl_failed_handshake")
+    #expect(ReachabilityProbe.classifyAnswer(Array("HTTP/1.0 200".utf8), .dirauthDirPorts) == nil)
+    #expect(ReachabilityProbe.classifyAnswer([], .bridgeObfs4) == "eof_error")
+  }
+
+  @Test func theClientHelloIsOneWellFormedHandshakeRecord() {
+    let hello = ReachabilityProbe.clientHello()
+    #expect(hello[0] == 0x16 && hello[1] == 3)
+    #expect(Int(hello[3]) << 8 | Int(hello[4]) == hello.count - 5)
+    #expect(hello[5] == 0x01)
+    #expect(Int(hello[6]) << 16 | Int(hello[7]) << 8 | Int(hello[8]) == hello.count - 9)
+    #expect(hello.count > 100, "over the censor's 100-byte DPI threshold")
   }
 }

@@ -122,6 +122,25 @@ import Testing
     realScenarioText(expect: #"[{"kind": "flows-only-to", "ports": [1, 1]}]"#),
     realScenarioText(expect: #"[{"kind": "flows-only-to", "ports": [70000]}]"#),
     realScenarioText(expect: #"[{"kind": "bootstrap-through-bridge", "ports": [1]}]"#),
+    // Replayed OONI measurements (failclosed ooni convert).
+    realScenarioText(
+      expect: #"[{"kind": "reachability", "targets": "bridge-obfs4", "reachable": 2}]"#),
+    realScenarioText(expect: #"[{"kind": "reachability", "targets": "exits", "reachable": 1}]"#),
+    realScenarioText(expect: #"[{"kind": "bootstrap-stops-at", "progress": 5}]"#),
+    realScenarioText(
+      network: #"{"censor": [{"action": "close-after-connect", "to": "any", "protocol": "udp"}]}"#),
+    realScenarioText(
+      network: #"{"censor": [{"action": "drop", "to": "tor-relays", "measured": ""}]}"#),
+    realScenarioText().replacingOccurrences(
+      of: #""title": "t","#, with: #""title": "t", "ooni": {"source": "x.json"},"#),
+    scenarioText().replacingOccurrences(
+      of: #""title": "t","#,
+      with: #""title": "t", "ooni": {"source": "x.json", "measurement": "m"},"#),
+    scenarioText().replacingOccurrences(
+      of: #""duration": 90,"#,
+      with:
+        #""duration": 90, "network": {"censor": [{"action": "drop", "to": "testnet-auth1-orport"}]},"#
+    ),
   ]
 
   /// Valid documents beyond the library files: every real-lane expectation and target.
@@ -139,6 +158,23 @@ import Testing
          {"kind": "requests-queued-before-ready"}]
         """),
     realScenarioText(tor: #"{"client": "debian-tor", "note": "n"}"#),
+    realScenarioText(
+      network: """
+        {"censor": [{"action": "reset-after-handshake", "to": "testnet-auth2-orport",
+          "measured": "ZZ 2025-03-02 AS1, 8/10 or_port_dirauth connection_reset"},
+         {"action": "close-after-connect", "to": "testnet-auth3-dirport", "protocol": "tcp"},
+         {"action": "icmp-net-unreachable", "to": "testnet-bridge1-obfs4"}]}
+        """,
+      expect: """
+        [{"kind": "bootstrap-stops-at", "progress": 10, "tag": "conn_done", "measured": "m"},
+         {"kind": "reachability", "targets": "relay-orports", "reachable": 2,
+          "failure": "eof_error", "measured": "m", "because": "b"}]
+        """
+    ).replacingOccurrences(
+      of: #""title": "t","#,
+      with:
+        #""title": "t", "ooni": {"source": "x.json", "measurement": "m", "notes": ["n"], "notCensorship": ["r"]},"#
+    ),
     scenarioText().replacingOccurrences(
       of: #""title": "t","#, with: #""lane": "mock", "title": "t", "gap": "g","#),
   ]
@@ -149,7 +185,9 @@ import Testing
       "needs /usr/bin/python3 with python3-jsonschema"))
   func theSchemaAndTheParserAgreeOnEveryLibraryFileAndEveryMutation() throws {
     try #require(Self.validatorAvailable, "needs /usr/bin/python3 with python3-jsonschema")
-    let files = try ScenarioLoader.scenarioFiles(in: scenariosDirectory)
+    let files =
+      try ScenarioLoader.scenarioFiles(in: scenariosDirectory)
+      + ScenarioLoader.scenarioFiles(in: scenariosDirectory + "/ooni")
     var documents: [(label: String, text: String, valid: Bool)] = []
     for file in files {
       let text = try String(contentsOfFile: file, encoding: .utf8)
