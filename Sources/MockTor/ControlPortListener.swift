@@ -14,6 +14,9 @@ public final class ControlPortListener: @unchecked Sendable {
     var outbox: [UInt8] = []
     var closeAfterFlush = false
     var lastActivity: Double
+    /// When it was accepted: an unauthenticated connection has ``authenticationTimeout`` from
+    /// here, however busy it keeps the line.
+    let acceptedAt: Double
     /// Nothing is written before this real time (the heartbeat-delay fault).
     var holdUntil = 0.0
   }
@@ -23,6 +26,11 @@ public final class ControlPortListener: @unchecked Sendable {
   public let maxConnections: Int
   /// Real seconds an unauthenticated controller may stay silent before it is closed.
   public let idleTimeout: Double
+  /// At most this many connections may be unauthenticated at once; a new one evicts the
+  /// oldest, so idle strangers can never lock the owner out (256 of them used to, for 300 s).
+  public let maxUnauthenticated: Int
+  /// Real seconds a connection has to authenticate, counted from its accept.
+  public let authenticationTimeout: Double
   /// A connection whose unsent replies and events exceed this is closed (a stalled reader).
   public static let maximumOutbox = 4 * 1024 * 1024
 
@@ -46,6 +54,7 @@ public final class ControlPortListener: @unchecked Sendable {
   public init(
     address: SocketAddress, authentication: ControlAuthentication,
     backend: any ControlPortBackend, maxConnections: Int = 256, idleTimeout: Double = 300,
+    maxUnauthenticated: Int = 32, authenticationTimeout: Double = 30,
     maximumCommandBytes: Int = ControlCommandFramer.defaultMaximumCommandBytes,
     allowNonLoopback: Bool = false,
     makeNonce: @escaping @Sendable () -> [UInt8] = ControlPortListener.randomNonce
@@ -60,6 +69,8 @@ public final class ControlPortListener: @unchecked Sendable {
     self.backend = backend
     self.maxConnections = maxConnections
     self.idleTimeout = idleTimeout
+    self.maxUnauthenticated = max(1, min(maxUnauthenticated, maxConnections))
+    self.authenticationTimeout = authenticationTimeout
     self.maximumCommandBytes = maximumCommandBytes
     self.makeNonce = makeNonce
   }
@@ -174,7 +185,9 @@ public final class ControlPortListener: @unchecked Sendable {
       let now = realTime.now
       connections.removeAll { connection in
         let idle =
-          !connection.session.isAuthenticated && now - connection.lastActivity > idleTimeout
+          !connection.session.isAuthenticated
+          && (now - connection.lastActivity > idleTimeout
+            || now - connection.acceptedAt > authenticationTimeout)
         if idle { connection.socket.close() }
         return idle
       }
@@ -201,6 +214,13 @@ public final class ControlPortListener: @unchecked Sendable {
   private func acceptAll(_ connections: inout [Connection]) {
     while true {
       guard let (socket, peer) = try? listening.accept() else { return }
+      // The newest stranger gets the slot of the oldest one: the owner, connecting after a
+      // flood of idle connections, is always let in to authenticate.
+      let strangers = connections.indices.filter { !connections[$0].session.isAuthenticated }
+      if strangers.count >= maxUnauthenticated, let oldest = strangers.first {
+        connections[oldest].socket.close()
+        connections.remove(at: oldest)
+      }
       guard connections.count < maxConnections, (try? socket.setNonBlocking(true)) != nil else {
         socket.close()
         continue
@@ -211,7 +231,7 @@ public final class ControlPortListener: @unchecked Sendable {
           session: ControlSession(
             authentication: authentication, maximumCommandBytes: maximumCommandBytes,
             makeNonce: makeNonce),
-          lastActivity: realTime.now))
+          lastActivity: realTime.now, acceptedAt: realTime.now))
     }
   }
 
