@@ -45,7 +45,10 @@ public struct TestnetCommand: Command {
     {
       throw UsageError("a network is already running (\(existing.directory)); run 'testnet down'")
     }
+    // Every option is checked before anything starts (a bad --timeout used to surface only
+    // after the network's tor processes were running).
     let basePort = try arguments.integer("base-port", in: 1024...60000) ?? 17000
+    let timeout = try arguments.seconds("timeout") ?? 90
     let directory = arguments.value("dir") ?? "/run/failclosed/testnet/net"
     try? FileManager.default.removeItem(atPath: directory)
     let network = TorNetwork(
@@ -55,8 +58,7 @@ public struct TestnetCommand: Command {
     do {
       try network.prepare()
       try network.start()
-      let consensus = try await network.waitUntilReady(
-        timeout: try arguments.seconds("timeout") ?? 90)
+      let consensus = try await network.waitUntilReady(timeout: timeout)
       let ready = clock.now
       let clientTorrc = directory + "/client.torrc"
       try network.builder.client(dataDirectory: directory + "/client").write(

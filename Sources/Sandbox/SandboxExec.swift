@@ -69,7 +69,26 @@ public enum SandboxExec {
     }
   }
 
+  /// The longest grace or timeout accepted (a day): checked before anything is built, since a
+  /// larger one overflows the nanosecond deadlines.
+  public static let maximumSeconds: Double = 86_400
+
+  /// An option out of range, found before the sandbox is built.
+  public struct OptionError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+  }
+
+  /// Throws when a duration is out of range (negative, not finite, longer than a day).
+  public static func validate(_ options: Options) throws {
+    for (name, value) in [("grace", options.grace), ("timeout", options.timeout)]
+    where !(value.isFinite && value >= 0 && value <= maximumSeconds) {
+      throw OptionError(
+        description: "\(name) \(value) s is out of range (0 to \(Int(maximumSeconds)) s)")
+    }
+  }
+
   static func runBlocking(_ options: Options, torStarter: TorStarter) throws -> Result {
+    try validate(options)
     let run = try SandboxRun.createBlocking()
     defer { run.teardown() }
     try run.startWorld()
@@ -111,7 +130,7 @@ public enum SandboxExec {
     if let directory = options.reportDirectory {
       let encoder = JSONEncoder()
       encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-      try encoder.encode(result).write(to: URL(fileURLWithPath: directory + "/report.json"))
+      try AtomicFile.write(encoder.encode(result), to: directory + "/report.json")
     }
     return result
   }

@@ -1,3 +1,4 @@
+import FailClosedSupport
 import Foundation
 
 /// Writes every report of a run into a directory (`--report DIR`), and copies the pcap of each
@@ -20,15 +21,15 @@ public enum ReportWriter {
     var written: [String] = []
     for (name, text) in zip(fileNames, contents) {
       let path = directory + "/" + name
-      try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+      // Whole or not at all: a full disk leaves no half report under the final name.
+      try AtomicFile.write(text, to: path)
       written.append(path)
     }
     for r in report.results where r.verdict != .pass {
       guard let pcap = r.outcome.capture.pcapPath, fm.fileExists(atPath: pcap) else { continue }
       try fm.createDirectory(atPath: directory + "/pcaps", withIntermediateDirectories: true)
       let target = directory + "/pcaps/\(r.scenario.name).pcap"
-      if fm.fileExists(atPath: target) { try fm.removeItem(atPath: target) }
-      try fm.copyItem(atPath: pcap, toPath: target)
+      try AtomicFile.copy(from: pcap, to: target)
       written.append(target)
     }
     return written
