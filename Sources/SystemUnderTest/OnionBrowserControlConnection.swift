@@ -169,7 +169,10 @@ final class OnionBrowserControlConnection: @unchecked Sendable {
     -> String?
   {
     var failure: String?
-    if !output.lines.isEmpty {
+    // The last check before the wire: nothing that could unpin tor leaves this process.
+    if let refused = output.lines.lazy.compactMap(ControlCommandGuard.refusal(for:)).first {
+      failure = "refused to send: \(refused)"
+    } else if !output.lines.isEmpty {
       do { try socket.write(output.bytes) } catch { failure = "write: \(error)" }
     }
     for report in output.reports { record(report, generation: mine) }
