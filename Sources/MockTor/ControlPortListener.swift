@@ -180,7 +180,7 @@ public final class ControlPortListener: @unchecked Sendable {
             connections.remove(at: index)
           }
         }
-        if fds[0].revents & Int16(POLLIN) != 0 { acceptAll(&connections) }
+        if fds[0].revents & Int16(POLLIN) != 0 { acceptAll(&connections, buffer: &buffer) }
       }
       let now = realTime.now
       connections.removeAll { connection in
@@ -211,15 +211,17 @@ public final class ControlPortListener: @unchecked Sendable {
     }
   }
 
-  private func acceptAll(_ connections: inout [Connection]) {
-    while true {
+  private func acceptAll(_ connections: inout [Connection], buffer: inout [UInt8]) {
+    // At most half the strangers' slots per pass: every stranger is read at least once (its
+    // AUTHENTICATE, if it sent one) before newcomers can push it out; the rest wait in the
+    // kernel's backlog for the next pass.
+    for _ in 0..<max(1, maxUnauthenticated / 2) {
       guard let (socket, peer) = try? listening.accept() else { return }
       // The newest stranger gets the slot of the oldest one: the owner, connecting after a
       // flood of idle connections, is always let in to authenticate.
-      let strangers = connections.indices.filter { !connections[$0].session.isAuthenticated }
-      if strangers.count >= maxUnauthenticated, let oldest = strangers.first {
-        connections[oldest].socket.close()
-        connections.remove(at: oldest)
+      if !makeRoomForAStranger(&connections, buffer: &buffer) {
+        socket.close()
+        continue
       }
       guard connections.count < maxConnections, (try? socket.setNonBlocking(true)) != nil else {
         socket.close()
@@ -233,6 +235,25 @@ public final class ControlPortListener: @unchecked Sendable {
             makeNonce: makeNonce),
           lastActivity: realTime.now, acceptedAt: realTime.now))
     }
+  }
+
+  /// When the strangers' slots are full, closes the oldest stranger that, read once more, is
+  /// still unauthenticated (an owner whose AUTHENTICATE is waiting in its socket gets in
+  /// instead of being evicted). False when no slot could be freed.
+  private func makeRoomForAStranger(_ connections: inout [Connection], buffer: inout [UInt8])
+    -> Bool
+  {
+    var strangers = connections.indices.filter { !connections[$0].session.isAuthenticated }
+    guard strangers.count >= maxUnauthenticated else { return true }
+    while let candidate = strangers.first {
+      strangers.removeFirst()
+      let alive = receive(&connections[candidate], buffer: &buffer)
+      if alive && connections[candidate].session.isAuthenticated { continue }
+      connections[candidate].socket.close()
+      connections.remove(at: candidate)
+      return true
+    }
+    return false
   }
 
   /// Reads what is there and runs it through the session; false when the peer is gone.
