@@ -30,6 +30,7 @@ import Testing
     "Tests/MockTorTests/ControlPortRealClientTests.swift": "its torrc literal, checked below",
     "Tests/SystemUnderTestTests/DebianTorControlTests.swift": "its torrc literal, checked below",
     "Sources/FailClosedCLI/LeakAuditCommand.swift": "`tor --version`: prints and exits",
+    "Tests/TestnetTests/TestnetShutdownTests.swift": "a stand-in named tor (a copy of /bin/sh)",
     "tools/bench": "the client torrc `testnet up` wrote (TorrcBuilder.client)",
   ]
 
