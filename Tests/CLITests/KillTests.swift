@@ -58,6 +58,30 @@ struct HarnessLeftovers {
     }.flatMap(\.value).sorted()
   }
 
+  /// Processes whose environment holds `marker` (FC_KILL_MARKER=..., inherited by every
+  /// process a killed run started: the app, the mock Tor, their children).
+  static func processes(inheriting marker: String) -> [pid_t] {
+    let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+    let needle = Array("FC_KILL_MARKER=\(marker)".utf8)
+    return entries.compactMap { entry -> pid_t? in
+      guard let pid = pid_t(entry), pid != getpid(),
+        let data = FileManager.default.contents(atPath: "/proc/\(entry)/environ")
+      else { return nil }
+      let bytes = [UInt8](data)
+      guard bytes.count >= needle.count else { return nil }
+      for start in 0...(bytes.count - needle.count)
+      where bytes[start] == needle[0] && Array(bytes[start..<start + needle.count]) == needle {
+        return pid
+      }
+      return nil
+    }
+  }
+
+  static func arguments(_ pid: pid_t) -> String {
+    let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") ?? Data()
+    return String(decoding: data.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
+  }
+
   /// Processes whose command line contains `marker` (the command a killed run started).
   static func processes(marked marker: String) -> [pid_t] {
     let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
@@ -141,6 +165,81 @@ struct HarnessLeftovers {
     print(
       "kill test: \(Self.rounds) kills, outcomes \(outcomes), leftovers \(leftovers.count), "
         + "ms from the signal to the exit: \(exitMilliseconds)")
+    #expect(leftovers.isEmpty, "\(leftovers)")
+  }
+
+  static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    .deletingLastPathComponent().deletingLastPathComponent().path
+
+  /// The same for `leak-audit` (one mock scenario) and `replay`, whose runs start child
+  /// processes (the app, the mock Tor) in the device: after SIGINT/SIGTERM nothing is left,
+  /// after SIGKILL the reaper leaves nothing. FC_KILL_ROUNDS sets the count (CI: 6).
+  @Test(
+    .enabled(if: Privilege.rootSkipReason == nil, "needs root"),
+    .enabled(if: ExecCommandTests.binary != nil, "needs the failclosed binary (swift build)"))
+  func killsOfLeakAuditAndReplayLeaveNothing() throws {
+    let binary = try #require(ExecCommandTests.binary)
+    let rounds = max(1, Self.rounds / 2)
+    var leftovers: [String] = []
+    var outcomes: [String: Int] = [:]
+    var generator = SystemRandomNumberGenerator()
+    let scenario = Self.root + "/Scenarios/healthy-baseline.json"
+    for round in 0..<rounds {
+      let signalNumber = [SIGINT, SIGTERM, SIGKILL][round % 3]
+      let report = NSTemporaryDirectory() + "fc-kill-report-\(getpid())-\(round)"
+      defer { try? FileManager.default.removeItem(atPath: report) }
+      let arguments =
+        round % 2 == 0
+        ? [binary, "leak-audit", "--lane", "mock", "--report", report, scenario]
+        : [binary, "replay", scenario, "--report", report]
+      // Anywhere in the run's first 3 s (a mock scenario takes about that long).
+      let delay = UInt32.random(in: 0...3_000_000, using: &generator)
+      let marker = "\(getpid())-\(round)-\(UInt32.random(in: 0...UInt32.max, using: &generator))"
+      let before = HarnessLeftovers.prefixes()
+      let actions = FileActions()
+      actions.open("/dev/null", to: 1, flags: O_WRONLY)
+      actions.open("/dev/null", to: 2, flags: O_WRONLY)
+      let environment =
+        ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" }
+        + ["FC_KILL_MARKER=\(marker)"]
+      let pid = try Spawner.spawn(arguments, actions: actions, environment: environment)
+      usleep(delay)  // the kill point is the test's input, not an ordering
+      var raw: Int32 = 0
+      // A run may have finished before its kill point (a zombie until reaped: safe to signal).
+      let finishedFirst = waitpid(pid, &raw, WNOHANG) == pid
+      if !finishedFirst {
+        kill(pid, signalNumber)
+        while waitpid(pid, &raw, 0) < 0 && errno == EINTR {}
+      }
+      let byDefault = raw & 0x7f != 0
+      let status = byDefault ? raw & 0x7f : (raw >> 8) & 0xff
+      outcomes[
+        finishedFirst
+          ? "finished before the signal"
+          : byDefault ? "died by signal \(status)" : "exit \(status)",
+        default: 0] += 1
+      if finishedFirst {
+        #expect(status == 0, "round \(round): \(arguments[1]) finished with \(status)")
+      } else {
+        // Never lost: the run ends with the signal, never goes on to its verdict.
+        #expect(
+          byDefault ? status == signalNumber : status == 128 + signalNumber,
+          "round \(round): \(arguments[1]) status \(status)")
+      }
+      if signalNumber == SIGKILL { Reaper.reap() }
+      let left = HarnessLeftovers.left(since: before, by: pid)
+      let stray = HarnessLeftovers.processes(inheriting: marker)
+      for straggler in stray { kill(straggler, SIGKILL) }
+      if !left.isEmpty || !stray.isEmpty {
+        leftovers.append(
+          "round \(round) (\(arguments[1]), signal \(signalNumber) at \(delay / 1000) ms): "
+            + "\(left) processes \(stray.map { HarnessLeftovers.arguments($0) })")
+      }
+    }
+    Reaper.reap()
+    print(
+      "kill test (leak-audit, replay): \(rounds) kills, outcomes \(outcomes), "
+        + "leftovers \(leftovers.count)")
     #expect(leftovers.isEmpty, "\(leftovers)")
   }
 }
