@@ -83,6 +83,9 @@ public struct OnionBrowserController: Sendable {
   /// A command whose answer has not arrived; answers come back in order.
   private struct Pending: Hashable, Sendable {
     let line: String
+    /// What reports may show of it: AUTHENTICATE's secret never goes to a report, even when
+    /// tor refuses it (a failed AUTHENTICATE used to be reported with its cookie or password).
+    let shown: String
     let purpose: Purpose
     let sentAt: Double
     var timedOut = false
@@ -215,7 +218,7 @@ public struct OnionBrowserController: Sendable {
     if failed {
       output.reports.append(
         .replyError(
-          command: command.line, code: message.code, text: message.lines.last?.text ?? ""))
+          command: command.shown, code: message.code, text: message.lines.last?.text ?? ""))
     }
     switch command.purpose {
     case .authenticate:
@@ -315,7 +318,7 @@ public struct OnionBrowserController: Sendable {
     {
       pending[index].timedOut = true
       output.reports.append(
-        .replyTimeout(command: pending[index].line, seconds: timings.heartbeatTimeout))
+        .replyTimeout(command: pending[index].shown, seconds: timings.heartbeatTimeout))
       hup(at: now, into: &output)
     }
     if let at = nextPollAt, now >= at, !isBootstrapped {
@@ -347,7 +350,7 @@ public struct OnionBrowserController: Sendable {
     _ line: String, _ purpose: Purpose, logged: String?, at now: Double,
     into output: inout OnionBrowserOutput
   ) {
-    pending.append(Pending(line: line, purpose: purpose, sentAt: now))
+    pending.append(Pending(line: line, shown: logged ?? line, purpose: purpose, sentAt: now))
     output.lines.append(line)
     if let logged { output.reports.append(.command(logged)) }
   }

@@ -111,7 +111,7 @@ import Testing
     #expect(
       h.reports.contains(
         .replyError(
-          command: "AUTHENTICATE \"wrong\"", code: 515,
+          command: "AUTHENTICATE <secret>", code: 515,
           text: "Authentication failed: Password did not match HashedControlPassword value")))
     #expect(h.reports.last == .closed(reason: "authentication failed"))
     #expect(h.lines == ["AUTHENTICATE \"wrong\""])
