@@ -94,16 +94,9 @@ public struct AuditCommand: Command {
         try AtomicFile.write(report.jsonData(), to: directory + "/audit.json")
       } catch {
         FailClosedMain.printError("failclosed audit: --report \(directory): \(error)")
-        return Self.exitCode(report.verdict, reportWritten: false)
+        return ExitCode.afterReportFailure(report.verdict.exitCode)
       }
     }
     return report.verdict.exitCode
-  }
-
-  /// A leak keeps its exit code (5) when the report could not be written; a pass without its
-  /// report is not a pass (2).
-  static func exitCode(_ verdict: Verdict, reportWritten: Bool) -> Int32 {
-    if reportWritten || verdict.exitCode != ExitCode.pass { return verdict.exitCode }
-    return ExitCode.inconclusive
   }
 }

@@ -67,6 +67,10 @@ public struct ExecCommand: Command {
       "  command: \(result.command.joined(separator: " ")) (\(status)); sandbox \(result.prefix): "
         + "set-up \(Int(result.setupMilliseconds)) ms, teardown \(Int(result.teardownMilliseconds)) ms"
     )
+    if let reportError = result.reportError {
+      FailClosedMain.printError("failclosed exec: --report: \(reportError)")
+      return ExitCode.afterReportFailure(result.report.verdict.exitCode)
+    }
     return result.report.verdict.exitCode
   }
 }

@@ -123,9 +123,17 @@ public struct LeakAuditCommand: Command {
     print("")
     print(TerminalFormat.summaryTable(runReport))
     if let report {
-      let written = try ReportWriter.write(runReport, to: report)
-      if keepAll { try Self.copyAllPcaps(results, to: report + "/pcaps") }
-      print("reports: \(written.filter { !$0.contains("/pcaps/") }.joined(separator: " "))")
+      // The table is out already; a report that cannot be written (a full disk) is named
+      // after it and never turns a leak into a setup error.
+      do {
+        let written = try ReportWriter.write(runReport, to: report)
+        if keepAll { try Self.copyAllPcaps(results, to: report + "/pcaps") }
+        print("reports: \(written.filter { !$0.contains("/pcaps/") }.joined(separator: " "))")
+      } catch {
+        FailClosedMain.printError("failclosed leak-audit: --report \(report): \(error)")
+        try? FileManager.default.removeItem(atPath: work)
+        return ExitCode.afterReportFailure(runReport.exitCode)
+      }
     }
     try? FileManager.default.removeItem(atPath: work)
     return runReport.exitCode
@@ -233,7 +241,7 @@ public struct LeakAuditCommand: Command {
         continue
       }
       let target = directory + "/\(result.scenario.name).pcap"
-      if !files.fileExists(atPath: target) { try files.copyItem(atPath: pcap, toPath: target) }
+      if !files.fileExists(atPath: target) { try AtomicFile.copy(from: pcap, to: target) }
     }
   }
 

@@ -90,8 +90,14 @@ public struct ReplayCommand: Command {
       startedAt: ISO8601DateFormatter().string(from: Date()), versions: LeakAuditCommand.versions(),
       timeScale: Double(scale), results: [result], networkReadySeconds: networkReady)
     if let report {
-      try ReportWriter.write(runReport, to: report)
-      try LeakAuditCommand.copyAllPcaps([result], to: report + "/pcaps")
+      do {
+        try ReportWriter.write(runReport, to: report)
+        try LeakAuditCommand.copyAllPcaps([result], to: report + "/pcaps")
+      } catch {
+        FailClosedMain.printError("failclosed replay: --report \(report): \(error)")
+        try? FileManager.default.removeItem(atPath: work)
+        return ExitCode.afterReportFailure(runReport.exitCode)
+      }
     }
     try? FileManager.default.removeItem(atPath: work)
     return runReport.exitCode

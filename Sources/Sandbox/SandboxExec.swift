@@ -54,6 +54,8 @@ public enum SandboxExec {
     /// Questions the world's resolver answered (name, type, source).
     public var dnsQuestions: [RecordedQuestion]
     public var pcapPath: String?
+    /// Why report.json could not be written (a full disk); the verdict stands.
+    public var reportError: String?
   }
 
   /// How a Tor stand-in is started in the device: given the run, start it (its SOCKS port on
@@ -122,7 +124,7 @@ public enum SandboxExec {
     captureStopped = true
     let questions = run.worldServices.withLock { $0?.resolver.questions ?? [] }
     run.teardown()
-    let result = Result(
+    var result = Result(
       report: report, command: options.command, commandStatus: status,
       killedAtTimeout: !finished, prefix: run.names.prefix,
       setupMilliseconds: run.setupMilliseconds, teardownMilliseconds: run.teardownMilliseconds,
@@ -130,7 +132,12 @@ public enum SandboxExec {
     if let directory = options.reportDirectory {
       let encoder = JSONEncoder()
       encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-      try AtomicFile.write(encoder.encode(result), to: directory + "/report.json")
+      // Whole or not at all; a failure is the caller's to print after the verdict.
+      do {
+        try AtomicFile.write(encoder.encode(result), to: directory + "/report.json")
+      } catch {
+        result.reportError = "\(error)"
+      }
     }
     return result
   }

@@ -135,4 +135,38 @@ import Testing
     let left = (try? FileManager.default.contentsOfDirectory(atPath: reports)) ?? []
     #expect(left.isEmpty, "\(left)")
   }
+
+  /// leak-audit on a full disk: the table first (the scenario is inconclusive, as its own work
+  /// files cannot be written either: never a pass), then the error naming --report and ENOSPC,
+  /// exit 2, and nothing half-written under a report's final name.
+  @Test(
+    .enabled(if: Privilege.rootSkipReason == nil, "needs root (mounts a tmpfs, runs a sandbox)"),
+    .enabled(if: ExecCommandTests.binary != nil, "needs the failclosed binary (swift build)"))
+  func leakAuditOnAFullDiskPrintsTheVerdictFirst() throws {
+    let mountPoint = NSTemporaryDirectory() + "fc-full-la-\(getpid())-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: mountPoint) }
+    try CommandRunner.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mountPoint])
+    defer { _ = try? CommandRunner.run(["umount", mountPoint]) }
+    let reports = mountPoint + "/reports"
+    try FileManager.default.createDirectory(atPath: reports, withIntermediateDirectories: true)
+    let filler = open(mountPoint + "/filler", O_WRONLY | O_CREAT, 0o600)
+    let block = [UInt8](repeating: 0x20, count: 4096)
+    for _ in 0..<64 where block.withUnsafeBytes({ write(filler, $0.baseAddress, $0.count) }) > 0 {}
+    close(filler)
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+      .deletingLastPathComponent().deletingLastPathComponent().path
+    let (status, output) = try Self.run([
+      "leak-audit", "--lane", "mock", "--report", reports,
+      root + "/Scenarios/healthy-baseline.json",
+    ])
+    let table = try #require(output.range(of: "healthy-baseline"), "\(output)")
+    let error = try #require(
+      output.range(of: "failclosed leak-audit: --report \(reports): cannot write"), "\(output)")
+    #expect(table.lowerBound < error.lowerBound)
+    #expect(output.contains("ENOSPC"), "\(output)")
+    #expect(status == ExitCode.inconclusive, "\(output)")
+    let left = (try? FileManager.default.contentsOfDirectory(atPath: reports)) ?? []
+    #expect(left.isEmpty, "half-written or temporary files left: \(left)")
+  }
 }
