@@ -23,6 +23,9 @@ public enum SandboxExec {
     public var censorRules: [CensorRule]
     /// Where the command's stdout and stderr go; nil shares the harness's.
     public var commandOutput: String?
+    /// How the world's own servers answer (reset, stall, garbage): the verdict must not
+    /// depend on it.
+    public var worldFault: WorldFault = .none
 
     public init(
       command: [String], allow: [Endpoint] = [], tor: Bool = true, grace: Double = 3,
@@ -93,7 +96,7 @@ public enum SandboxExec {
     try validate(options)
     let run = try SandboxRun.createBlocking()
     defer { run.teardown() }
-    try run.startWorld()
+    try run.startWorld(fault: options.worldFault)
     if !options.censorRules.isEmpty { try run.applyCensorRules(options.censorRules) }
 
     var pcapPath: String?
