@@ -6,7 +6,7 @@ import Sandbox
 import Testing
 
 /// What a run of the harness may leave on the machine, by run prefix (`fc-<6 hex>`):
-/// namespaces, root-namespace links, /etc/netns directories, pid files.
+/// namespaces, root-namespace links and nftables tables, /etc/netns directories, pid files.
 struct HarnessLeftovers {
   static func prefixes() -> [String: [String]] {
     var found: [String: [String]] = [:]
@@ -25,6 +25,14 @@ struct HarnessLeftovers {
         in: CharacterSet(charactersIn: ":"))
       if let prefix = SandboxNames.runPrefix(of: name) {
         found[prefix, default: []].append("link \(name)")
+      }
+    }
+    // Root-namespace nftables tables (the run's own tables live in its namespaces).
+    let tables = (try? CommandRunner.capture(["nft", "list", "tables"]))?.stdout ?? ""
+    for line in tables.split(separator: "\n") {
+      let name = String(line.split(separator: " ").last ?? "")
+      if let prefix = SandboxNames.runPrefix(of: name) {
+        found[prefix, default: []].append("nft \(line)")
       }
     }
     for directory in (try? FileManager.default.contentsOfDirectory(atPath: "/etc/netns")) ?? [] {
