@@ -85,6 +85,19 @@ struct HarnessLeftovers {
     }
   }
 
+  /// Waits (bounded, 5 s) until the short commands (`ip`, `nft`) a SIGKILLed run had started
+  /// have ended; the device's long-lived processes are the reaper's to kill.
+  static func waitForCommands(inheriting marker: String) {
+    for _ in 0..<250 {
+      let commands = processes(inheriting: marker).filter { pid in
+        let name = arguments(pid).split(separator: " ").first.map(String.init) ?? ""
+        return ["ip", "nft"].contains((name as NSString).lastPathComponent)
+      }
+      if commands.isEmpty { return }
+      usleep(20_000)
+    }
+  }
+
   static func arguments(_ pid: pid_t) -> String {
     let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") ?? Data()
     return String(decoding: data.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
@@ -139,8 +152,12 @@ struct HarnessLeftovers {
       actions.open(outputPath, to: 1, flags: O_WRONLY | O_CREAT | O_TRUNC)
       actions.open("/dev/null", to: 2, flags: O_WRONLY)
       let started = DispatchTime.now().uptimeNanoseconds
+      let environment =
+        ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" }
+        + ["FC_KILL_MARKER=\(marker)"]
       let pid = try Spawner.spawn(
-        [binary, "exec", "--no-tor", "--grace", "0", "--", "sleep", marker], actions: actions)
+        [binary, "exec", "--no-tor", "--grace", "0", "--", "sleep", marker], actions: actions,
+        environment: environment)
       usleep(delay)  // the kill point is the test's input, not an ordering
       kill(pid, signalNumber)
       var raw: Int32 = 0
@@ -157,7 +174,10 @@ struct HarnessLeftovers {
       exitMilliseconds.append(Int((exited - started) / 1_000_000) - Int(delay / 1000))
       outcomes[byDefault ? "died by signal \(signalNumber)" : "exit \(status)", default: 0] += 1
       if signalNumber == SIGKILL {
-        // The next run reaps before it starts: the same call its set-up makes.
+        // The next run comes later: an `ip` the killed run had started finishes first (or it
+        // would create a namespace after the reaper looked). Then it reaps before it starts,
+        // the same call its set-up makes.
+        HarnessLeftovers.waitForCommands(inheriting: marker)
         Reaper.reap()
       }
       let left = HarnessLeftovers.left(since: before, by: pid)
@@ -234,7 +254,10 @@ struct HarnessLeftovers {
           byDefault ? status == signalNumber : status == 128 + signalNumber,
           "round \(round): \(arguments[1]) status \(status)")
       }
-      if signalNumber == SIGKILL { Reaper.reap() }
+      if signalNumber == SIGKILL {
+        HarnessLeftovers.waitForCommands(inheriting: marker)
+        Reaper.reap()
+      }
       let left = HarnessLeftovers.left(since: before, by: pid)
       let stray = HarnessLeftovers.processes(inheriting: marker)
       for straggler in stray { kill(straggler, SIGKILL) }
