@@ -78,8 +78,17 @@ public final class PcapFileReader {
     while true {
       let result = pcap_next_ex(handle, &header, &data)
       if result == 1, let header, let data {
-        let stamp =
-          Int64(header.pointee.ts.tv_sec) * 1_000_000_000 + Int64(header.pointee.ts.tv_usec)
+        guard
+          let stamp = Self.nanoseconds(
+            seconds: Int64(header.pointee.ts.tv_sec), fraction: Int64(header.pointee.ts.tv_usec))
+        else {
+          // A pcapng timestamp past 2262 (or a huge if_tsoffset) does not fit in Int64
+          // nanoseconds: damage, not a crash.
+          throw CaptureError(
+            "\(path): packet \(count + 1) has a timestamp out of range (\(header.pointee.ts.tv_sec) s "
+              + "since 1970, past the year 2262; a huge if_tsoffset?) (\(count) packets before it "
+              + "were read)")
+        }
         body(
           stamp, Int(header.pointee.len),
           UnsafeRawBufferPointer(start: data, count: Int(header.pointee.caplen)))
@@ -97,6 +106,15 @@ public final class PcapFileReader {
         "\(path): packet \(count + 1) at \(place) is unreadable: \(reason) "
           + "(\(count) packets before it were read)")
     }
+  }
+
+  /// `seconds` and the nanoseconds within it as nanoseconds since the epoch, or nil when
+  /// that does not fit in Int64 (before 1677 or after 2262).
+  static func nanoseconds(seconds: Int64, fraction: Int64) -> Int64? {
+    let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+    guard !overflow else { return nil }
+    let (sum, carry) = scaled.addingReportingOverflow(fraction)
+    return carry ? nil : sum
   }
 
   /// Audits the whole file. A damaged file keeps every packet read before the damage and

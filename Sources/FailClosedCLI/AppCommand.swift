@@ -89,10 +89,7 @@ public struct AppCommand: Command {
       options.backend = value
     }
     if let scale = arguments.value("time-scale") {
-      guard let value = Double(scale), value > 0, value.isFinite else {
-        throw UsageError("--time-scale: expected a number > 0, got '\(scale)'")
-      }
-      options.timeScale = value
+      options.timeScale = try ParsedArguments.number(scale, option: "time-scale", in: 0.001...1000)
     }
     options.stateDirectory = arguments.value("state-dir")
     if let socks = arguments.value("socks") {
@@ -132,8 +129,11 @@ public struct AppCommand: Command {
       if text == "never" {
         options.bootstrapSeconds = nil
       } else {
-        guard let seconds = Double(text), seconds >= 0 else {
-          throw UsageError("--bootstrap-seconds: expected seconds or 'never', got '\(text)'")
+        guard let seconds = Double(text), seconds.isFinite, seconds >= 0,
+          seconds <= ParsedArguments.maximumSeconds
+        else {
+          throw UsageError(
+            "--bootstrap-seconds: expected seconds from 0 to 86400 or 'never', got '\(text)'")
         }
         options.bootstrapSeconds = seconds
       }

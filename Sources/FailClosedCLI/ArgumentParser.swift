@@ -51,13 +51,33 @@ public struct ParsedArguments: Equatable, Sendable {
     return number
   }
 
-  /// Parses an option's value as a non-negative number of seconds.
-  public func seconds(_ name: String) throws -> Double? {
+  /// The longest time any option accepts (a day): beyond it a duration converted to
+  /// nanoseconds or a deadline overflows, and no run here lasts that long.
+  public static let maximumSeconds: Double = 86_400
+
+  /// Parses an option's value as a number of seconds in `range` (0 to a day by default), so a
+  /// value like 1e11 is a usage error before anything is built, not an overflow later.
+  public func seconds(_ name: String, in range: ClosedRange<Double> = 0...maximumSeconds) throws
+    -> Double?
+  {
     guard let text = value(name) else { return nil }
-    guard let number = Double(text), number >= 0, number.isFinite else {
-      throw UsageError("--\(name): expected a number of seconds >= 0, got '\(text)'")
+    return try Self.number(text, option: name, in: range, what: "a number of seconds")
+  }
+
+  /// Parses `text` (the value of `--option`) as a finite number in `range`.
+  public static func number(
+    _ text: String, option: String, in range: ClosedRange<Double>, what: String = "a number"
+  ) throws -> Double {
+    guard let number = Double(text), number.isFinite, range.contains(number) else {
+      throw UsageError(
+        "--\(option): expected \(what) from \(format(range.lowerBound)) to "
+          + "\(format(range.upperBound)), got '\(text)'")
     }
     return number
+  }
+
+  private static func format(_ value: Double) -> String {
+    value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
   }
 }
 

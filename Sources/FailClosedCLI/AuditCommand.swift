@@ -37,7 +37,8 @@ public struct AuditCommand: Command {
     Verdict and exit code: pass (0), leak (5), inconclusive (2: the file is damaged or empty,
     packets' direction could not be told, or --sync-probe was given and no positive-control
     packet is in the file). A leak found before damage in the file is still a leak. Setup
-    errors (unreadable file, bad option) exit 2.
+    errors (unreadable file, bad option) exit 2. When --report cannot be written, the verdict
+    is printed first, then the error: a leak still exits 5; a pass without its report exits 2.
     """
   public let options: [OptionSpec] = [
     OptionSpec(
@@ -103,20 +104,20 @@ public struct AuditCommand: Command {
       FailClosedMain.printError("failclosed audit: \(error.message)")
       return ExitCode.inconclusive
     }
-    if let directory = arguments.value("report") {
-      let url = URL(fileURLWithPath: directory, isDirectory: true)
-      do {
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        try report.jsonData().write(to: url.appendingPathComponent("audit.json"))
-      } catch {
-        FailClosedMain.printError("failclosed audit: --report \(directory): \(error)")
-        return ExitCode.inconclusive
-      }
-    }
+    // The verdict first: a report that cannot be written must not hide a leak.
     if arguments.has("json") {
       print(String(decoding: try report.jsonData(), as: UTF8.self))
     } else {
       print(AuditSummary.text(report, source: path))
+    }
+    if let directory = arguments.value("report") {
+      do {
+        try AtomicFile.createDirectories(directory)
+        try AtomicFile.write(report.jsonData(), to: directory + "/audit.json")
+      } catch {
+        FailClosedMain.printError("failclosed audit: --report \(directory): \(error)")
+        return ExitCode.afterReportFailure(report.verdict.exitCode)
+      }
     }
     return report.verdict.exitCode
   }

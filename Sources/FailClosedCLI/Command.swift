@@ -18,6 +18,12 @@ public enum ExitCode {
   public static let leak: Int32 = 5
   public static let inconclusive: Int32 = 2
   public static let usage: Int32 = 2
+
+  /// The exit code when the verdict was printed but its report could not be written: a leak
+  /// or failure keeps its 5; a pass without its report is not a pass (2).
+  public static func afterReportFailure(_ code: Int32) -> Int32 {
+    code == pass ? inconclusive : code
+  }
 }
 
 extension Command {

@@ -49,10 +49,10 @@ public struct ExecCommand: Command {
       "report", .single, valueName: "DIR", help: "write DIR/report.json and DIR/capture.pcap"),
     OptionSpec(
       "grace", .single, valueName: "SECONDS",
-      help: "keep capturing this long after the process tree ends (default 3)"),
+      help: "keep capturing this long after the process tree ends (default 3, at most 86400)"),
     OptionSpec(
       "timeout", .single, valueName: "SECONDS",
-      help: "kill the process tree after this long (default 120)"),
+      help: "kill the process tree after this long (default 120, at most 86400)"),
   ]
 
   public func run(_ arguments: ParsedArguments) async throws -> Int32 {
@@ -118,6 +118,10 @@ public struct ExecCommand: Command {
       print(
         "  tor: network ready in \(String(format: "%.1f", realTor.networkReadySeconds)) s, "
           + "bootstrapped in \(String(format: "%.1f", realTor.bootstrapSeconds)) s")
+    }
+    if let reportError = result.reportError {
+      FailClosedMain.printError("failclosed exec: --report: \(reportError)")
+      return ExitCode.afterReportFailure(result.report.verdict.exitCode)
     }
     return result.report.verdict.exitCode
   }

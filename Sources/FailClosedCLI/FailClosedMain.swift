@@ -71,6 +71,8 @@ public enum FailClosedMain {
   }
 
   public static func printError(_ message: String) {
+    // What was printed before (a verdict) comes out before the error, even through a pipe.
+    fflush(nil)
     FileHandle.standardError.write(Data((message + "\n").utf8))
   }
 }

@@ -127,8 +127,16 @@ public struct LeakAuditCommand: Command {
       results: results, loadErrors: loadErrors, networkReadySeconds: networkReady)
     print("")
     print(TerminalFormat.summaryTable(runReport))
-    let written = try ReportWriter.write(runReport, to: report, keepAllPcaps: keepAll)
-    print("reports: \(written.filter { !$0.contains("/pcaps/") }.joined(separator: " "))")
+    // The table is out already; a report that cannot be written (a full disk) is named
+    // after it and never turns a leak into a setup error.
+    do {
+      let written = try ReportWriter.write(runReport, to: report, keepAllPcaps: keepAll)
+      print("reports: \(written.filter { !$0.contains("/pcaps/") }.joined(separator: " "))")
+    } catch {
+      FailClosedMain.printError("failclosed leak-audit: --report \(report): \(error)")
+      try? FileManager.default.removeItem(atPath: work)
+      return ExitCode.afterReportFailure(runReport.exitCode)
+    }
     try? FileManager.default.removeItem(atPath: work)
     return runReport.exitCode
   }

@@ -50,7 +50,9 @@ public struct MockTorCommand: Command {
         "map", .repeated, valueName: "HOST=IP:PORT", help: "route HOST to a local address"),
       OptionSpec(
         "fault", .repeated, valueName: "HOST=SPEC", help: "fault streams to HOST (see above)"),
-      OptionSpec("event-log", .single, valueName: "FILE", help: "write JSON-lines events to FILE"),
+      OptionSpec(
+        "event-log", .single, valueName: "FILE",
+        help: "write JSON-lines events to FILE (moved to FILE.1 when it reaches 16 MiB)"),
       OptionSpec(
         "time-scale", .single, valueName: "N",
         help: "run the mock's clock N times faster than real time (default 1)"),
@@ -130,9 +132,7 @@ public struct MockTorCommand: Command {
     }
     configuration.eventLogPath = arguments.value("event-log")
     if let text = arguments.value("time-scale") {
-      guard let factor = Double(text), factor > 0, factor.isFinite else {
-        throw UsageError("--time-scale: expected a number > 0, got '\(text)'")
-      }
+      let factor = try ParsedArguments.number(text, option: "time-scale", in: 0.001...1000)
       configuration.clock = ScaledClock(factor: factor)
     }
     if let seconds = try arguments.seconds("handshake-timeout") {

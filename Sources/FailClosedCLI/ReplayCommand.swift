@@ -84,8 +84,13 @@ public struct ReplayCommand: Command {
     let runReport = RunReport(
       startedAt: ISO8601DateFormatter().string(from: Date()), versions: LeakAuditCommand.versions(),
       timeScale: Double(scale), results: [result], networkReadySeconds: networkReady)
-    let written = try ReportWriter.write(runReport, to: report, keepAllPcaps: true)
-    Self.emit("reports: " + written.joined(separator: " "))
+    do {
+      let written = try ReportWriter.write(runReport, to: report, keepAllPcaps: true)
+      Self.emit("reports: " + written.joined(separator: " "))
+    } catch {
+      FailClosedMain.printError("failclosed replay: --report \(report): \(error)")
+      return ExitCode.afterReportFailure(runReport.exitCode)
+    }
     return runReport.exitCode
   }
 

@@ -9,16 +9,19 @@ public struct TestnetCommand: Command {
   public let summary = "start, inspect or stop a private Tor network (Debian's tor)"
   public let usage = """
     Usage: failclosed testnet up [--dir DIR] [--base-port N] [--no-bridge] [--timeout SECONDS]
-           failclosed testnet status
-           failclosed testnet down
+           failclosed testnet status [--dir DIR]
+           failclosed testnet down [--dir DIR]
 
     up      generates authority keys and torrcs (tor-gencert, tor --list-fingerprint), starts
             three directory authorities, an exit, a middle relay and an obfs4 bridge on
             127.0.0.1, waits until the consensus lists every relay and the bridge line exists,
             then leaves them running and prints the allowlist, the bridge line and a client
-            torrc. State goes to \(TestnetState.defaultPath).
-    status  says which tor processes of the running network are alive.
-    down    stops every tor of the network by PID and removes its directory.
+            torrc. DIR defaults to /run/failclosed/testnet-UID/net (one network per user); its
+            state goes beside it, to DIR.state.json.
+    status  says which tor processes of the network in DIR are alive.
+    down    stops every tor of the network in DIR (and the obfs4proxy each started) by PID,
+            returns when all have exited, and removes DIR. A recorded PID that is no longer
+            that network's tor is left alone.
     """
   public let options: [OptionSpec] = [
     OptionSpec("dir", .single, valueName: "DIR", help: "where the nodes' data lives"),
@@ -34,20 +37,26 @@ public struct TestnetCommand: Command {
     }
     switch action {
     case "up": return try await up(arguments)
-    case "status": return try status()
-    case "down": return try down()
+    case "status": return try status(arguments)
+    case "down": return try down(arguments)
     default: throw UsageError("unknown action '\(action)' (expected up, status or down)")
     }
   }
 
   func up(_ arguments: ParsedArguments) async throws -> Int32 {
-    if let existing = try? TestnetState.load(),
+    let directory = Self.directory(arguments)
+    let statePath = TestnetState.path(forDirectory: directory)
+    if let existing = try? TestnetState.load(from: statePath),
       existing.pids.values.contains(where: { kill($0, 0) == 0 })
     {
-      throw UsageError("a network is already running (\(existing.directory)); run 'testnet down'")
+      throw UsageError(
+        "a network is already running in \(existing.directory); run 'testnet down --dir "
+          + "\(existing.directory)'")
     }
+    // Every option is checked before anything starts (a bad --timeout used to surface only
+    // after the network's tor processes were running).
     let basePort = try arguments.integer("base-port", in: 1024...60000) ?? 17000
-    let directory = arguments.value("dir") ?? "/run/failclosed/testnet/net"
+    let timeout = try arguments.seconds("timeout") ?? 90
     try? FileManager.default.removeItem(atPath: directory)
     let network = TorNetwork(
       plan: .loopback(basePort: UInt16(basePort), bridge: !arguments.has("no-bridge")),
@@ -56,8 +65,7 @@ public struct TestnetCommand: Command {
     do {
       try network.prepare()
       try network.start()
-      let consensus = try await network.waitUntilReady(
-        timeout: try arguments.seconds("timeout") ?? 90)
+      let consensus = try await network.waitUntilReady(timeout: timeout)
       let ready = clock.now
       let clientTorrc = directory + "/client.torrc"
       try network.builder.client(dataDirectory: directory + "/client").write(
@@ -65,7 +73,7 @@ public struct TestnetCommand: Command {
       let state = TestnetState(
         directory: directory, pids: network.pids, allowlist: try network.allowlist(),
         bridgeLine: try network.bridgeLine()?.text, clientTorrc: clientTorrc, readySeconds: ready)
-      try state.save()
+      try state.save(to: statePath)
       network.release()
       print(
         "testnet: ready in \(String(format: "%.1f", ready)) s, consensus lists "
@@ -80,9 +88,17 @@ public struct TestnetCommand: Command {
     }
   }
 
-  func status() throws -> Int32 {
-    guard let state = try? TestnetState.load() else {
-      print("testnet: no network (no \(TestnetState.defaultPath))")
+  /// `--dir`, or the per-user default, without a trailing slash.
+  static func directory(_ arguments: ParsedArguments) -> String {
+    var directory = arguments.value("dir") ?? TestnetState.defaultDirectory
+    while directory.count > 1 && directory.hasSuffix("/") { directory.removeLast() }
+    return directory
+  }
+
+  func status(_ arguments: ParsedArguments) throws -> Int32 {
+    let statePath = TestnetState.path(forDirectory: Self.directory(arguments))
+    guard let state = try? TestnetState.load(from: statePath) else {
+      print("testnet: no network (no \(statePath))")
       return ExitCode.inconclusive
     }
     var alive = 0
@@ -97,19 +113,26 @@ public struct TestnetCommand: Command {
     return alive == state.pids.count ? ExitCode.pass : ExitCode.inconclusive
   }
 
-  func down() throws -> Int32 {
-    guard let state = try? TestnetState.load() else {
-      print("testnet: nothing to stop")
+  func down(_ arguments: ParsedArguments) throws -> Int32 {
+    let statePath = TestnetState.path(forDirectory: Self.directory(arguments))
+    guard let state = try? TestnetState.load(from: statePath) else {
+      print("testnet: nothing to stop (no \(statePath))")
       return ExitCode.pass
     }
-    // Side by side: each stop may wait its grace period.
-    DispatchQueue.concurrentPerform(iterations: state.pids.count) { index in
-      let (name, pid) = Array(state.pids)[index]
-      TorProcess(name: name, adoptingPID: pid).stop()
+    // Returns only when every tor and every obfs4proxy they started has exited.
+    let outcome = TestnetShutdown.stop(state)
+    for name in outcome.notOurs {
+      FailClosedMain.printError("testnet: \(name) is no longer this network's tor; left alone")
+    }
+    guard outcome.stillRunning.isEmpty else {
+      FailClosedMain.printError(
+        "testnet: still running after SIGKILL: pids "
+          + outcome.stillRunning.map(String.init).joined(separator: ", "))
+      return ExitCode.inconclusive
     }
     try? FileManager.default.removeItem(atPath: state.directory)
-    try? FileManager.default.removeItem(atPath: TestnetState.defaultPath)
-    print("testnet: stopped \(state.pids.count) tor processes")
+    try? FileManager.default.removeItem(atPath: statePath)
+    print("testnet: stopped \(outcome.stopped) processes; all have exited")
     return ExitCode.pass
   }
 }

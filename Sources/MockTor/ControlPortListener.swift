@@ -14,6 +14,9 @@ public final class ControlPortListener: @unchecked Sendable {
     var outbox: [UInt8] = []
     var closeAfterFlush = false
     var lastActivity: Double
+    /// When it was accepted: an unauthenticated connection has ``authenticationTimeout`` from
+    /// here, however busy it keeps the line.
+    let acceptedAt: Double
     /// Nothing is written before this real time (the heartbeat-delay fault).
     var holdUntil = 0.0
   }
@@ -23,6 +26,11 @@ public final class ControlPortListener: @unchecked Sendable {
   public let maxConnections: Int
   /// Real seconds an unauthenticated controller may stay silent before it is closed.
   public let idleTimeout: Double
+  /// At most this many connections may be unauthenticated at once; a new one evicts the
+  /// oldest, so idle strangers can never lock the owner out (256 of them used to, for 300 s).
+  public let maxUnauthenticated: Int
+  /// Real seconds a connection has to authenticate, counted from its accept.
+  public let authenticationTimeout: Double
   /// A connection whose unsent replies and events exceed this is closed (a stalled reader).
   public static let maximumOutbox = 4 * 1024 * 1024
 
@@ -46,6 +54,7 @@ public final class ControlPortListener: @unchecked Sendable {
   public init(
     address: SocketAddress, authentication: ControlAuthentication,
     backend: any ControlPortBackend, maxConnections: Int = 256, idleTimeout: Double = 300,
+    maxUnauthenticated: Int = 32, authenticationTimeout: Double = 30,
     maximumCommandBytes: Int = ControlCommandFramer.defaultMaximumCommandBytes,
     allowNonLoopback: Bool = false,
     makeNonce: @escaping @Sendable () -> [UInt8] = ControlPortListener.randomNonce
@@ -60,6 +69,8 @@ public final class ControlPortListener: @unchecked Sendable {
     self.backend = backend
     self.maxConnections = maxConnections
     self.idleTimeout = idleTimeout
+    self.maxUnauthenticated = max(1, min(maxUnauthenticated, maxConnections))
+    self.authenticationTimeout = authenticationTimeout
     self.maximumCommandBytes = maximumCommandBytes
     self.makeNonce = makeNonce
   }
@@ -169,12 +180,14 @@ public final class ControlPortListener: @unchecked Sendable {
             connections.remove(at: index)
           }
         }
-        if fds[0].revents & Int16(POLLIN) != 0 { acceptAll(&connections) }
+        if fds[0].revents & Int16(POLLIN) != 0 { acceptAll(&connections, buffer: &buffer) }
       }
       let now = realTime.now
       connections.removeAll { connection in
         let idle =
-          !connection.session.isAuthenticated && now - connection.lastActivity > idleTimeout
+          !connection.session.isAuthenticated
+          && (now - connection.lastActivity > idleTimeout
+            || now - connection.acceptedAt > authenticationTimeout)
         if idle { connection.socket.close() }
         return idle
       }
@@ -198,9 +211,18 @@ public final class ControlPortListener: @unchecked Sendable {
     }
   }
 
-  private func acceptAll(_ connections: inout [Connection]) {
-    while true {
+  private func acceptAll(_ connections: inout [Connection], buffer: inout [UInt8]) {
+    // At most half the strangers' slots per pass: every stranger is read at least once (its
+    // AUTHENTICATE, if it sent one) before newcomers can push it out; the rest wait in the
+    // kernel's backlog for the next pass.
+    for _ in 0..<max(1, maxUnauthenticated / 2) {
       guard let (socket, peer) = try? listening.accept() else { return }
+      // The newest stranger gets the slot of the oldest one: the owner, connecting after a
+      // flood of idle connections, is always let in to authenticate.
+      if !makeRoomForAStranger(&connections, buffer: &buffer) {
+        socket.close()
+        continue
+      }
       guard connections.count < maxConnections, (try? socket.setNonBlocking(true)) != nil else {
         socket.close()
         continue
@@ -211,8 +233,27 @@ public final class ControlPortListener: @unchecked Sendable {
           session: ControlSession(
             authentication: authentication, maximumCommandBytes: maximumCommandBytes,
             makeNonce: makeNonce),
-          lastActivity: realTime.now))
+          lastActivity: realTime.now, acceptedAt: realTime.now))
     }
+  }
+
+  /// When the strangers' slots are full, closes the oldest stranger that, read once more, is
+  /// still unauthenticated (an owner whose AUTHENTICATE is waiting in its socket gets in
+  /// instead of being evicted). False when no slot could be freed.
+  private func makeRoomForAStranger(_ connections: inout [Connection], buffer: inout [UInt8])
+    -> Bool
+  {
+    var strangers = connections.indices.filter { !connections[$0].session.isAuthenticated }
+    guard strangers.count >= maxUnauthenticated else { return true }
+    while let candidate = strangers.first {
+      strangers.removeFirst()
+      let alive = receive(&connections[candidate], buffer: &buffer)
+      if alive && connections[candidate].session.isAuthenticated { continue }
+      connections[candidate].socket.close()
+      connections.remove(at: candidate)
+      return true
+    }
+    return false
   }
 
   /// Reads what is there and runs it through the session; false when the peer is gone.

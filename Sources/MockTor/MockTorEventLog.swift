@@ -6,27 +6,41 @@ import Foundation
 /// "listener", and whatever other components log (the control port logs "control").
 public final class MockTorEventLog: @unchecked Sendable {
   private let lock = NSLock()
-  private var records: [[String: JSONValue]] = []
-  private let file: FileHandle?
+  /// A ring of the newest records: appending past the limit overwrites the oldest in O(1)
+  /// (removing from the front of an array cost 50,000 moves per record under a flood).
+  private var ring: [[String: JSONValue]] = []
+  private var ringStart = 0
+  private let path: String?
+  private var file: FileHandle?
+  private var fileBytes = 0
+  private var rotations = 0
   private let encoder: JSONEncoder
-  /// In-memory records kept (oldest dropped first); the file keeps everything.
+  /// In-memory records kept (oldest dropped first).
   public let memoryLimit: Int
+  /// The file is rotated to FILE.1 (replacing the previous one) when it would grow past this,
+  /// so pipelined commands cannot fill the disk: at most twice this on disk.
+  public let fileLimit: Int
+  public static let defaultFileLimit = 16 << 20
 
-  public init(path: String? = nil, memoryLimit: Int = 50_000) throws {
-    if let path {
-      guard FileManager.default.createFile(atPath: path, contents: nil) else {
-        throw MockTorError.eventLog(path: path, reason: "cannot create the file")
-      }
-      guard let handle = FileHandle(forWritingAtPath: path) else {
-        throw MockTorError.eventLog(path: path, reason: "cannot open the file for writing")
-      }
-      file = handle
-    } else {
-      file = nil
-    }
+  public init(path: String? = nil, memoryLimit: Int = 50_000, fileLimit: Int = defaultFileLimit)
+    throws
+  {
+    self.path = path
+    if let path { file = try Self.create(path) }
     encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    self.memoryLimit = memoryLimit
+    self.memoryLimit = max(1, memoryLimit)
+    self.fileLimit = max(4096, fileLimit)
+  }
+
+  private static func create(_ path: String) throws -> FileHandle {
+    guard FileManager.default.createFile(atPath: path, contents: nil) else {
+      throw MockTorError.eventLog(path: path, reason: "cannot create the file")
+    }
+    guard let handle = FileHandle(forWritingAtPath: path) else {
+      throw MockTorError.eventLog(path: path, reason: "cannot open the file for writing")
+    }
+    return handle
   }
 
   deinit { try? file?.close() }
@@ -38,10 +52,41 @@ public final class MockTorEventLog: @unchecked Sendable {
     record["time"] = .double((time * 1000).rounded() / 1000)
     let line = (try? encoder.encode(record)).map { $0 + Data("\n".utf8) }
     lock.withLock {
-      records.append(record)
-      if records.count > memoryLimit { records.removeFirst(records.count - memoryLimit) }
-      if let line { file?.write(line) }
+      if ring.count < memoryLimit {
+        ring.append(record)
+      } else {
+        ring[ringStart] = record
+        ringStart = (ringStart + 1) % memoryLimit
+      }
+      if let line { write(line, time: record["time"]) }
     }
+  }
+
+  /// Writes one line, rotating first when it would pass the limit. Called under the lock.
+  private func write(_ line: Data, time: JSONValue?) {
+    guard let path, let current = file else { return }
+    if fileBytes + line.count > fileLimit, fileBytes > 0 {
+      try? current.close()
+      file = nil
+      let older = path + ".1"
+      _ = unlink(older)
+      guard rename(path, older) == 0, let fresh = try? Self.create(path) else { return }
+      file = fresh
+      fileBytes = 0
+      rotations += 1
+      var note: [String: JSONValue] = [
+        "event": .string("log_rotated"), "previous": .string(older),
+        "rotations": .int(rotations),
+      ]
+      note["time"] = time
+      if let noteLine = (try? encoder.encode(note)).map({ $0 + Data("\n".utf8) }) {
+        try? fresh.write(contentsOf: noteLine)
+        fileBytes += noteLine.count
+      }
+    }
+    // A full disk must not crash the mock (FileHandle.write(_:) traps on an error).
+    try? file?.write(contentsOf: line)
+    fileBytes += line.count
   }
 
   /// The same with text fields, the shape the control port's log hook hands over.
@@ -49,8 +94,10 @@ public final class MockTorEventLog: @unchecked Sendable {
     record(event, time: time, fields.mapValues { JSONValue.string($0) })
   }
 
-  /// Records so far, oldest first.
-  public var events: [[String: JSONValue]] { lock.withLock { records } }
+  /// Records kept in memory, oldest first.
+  public var events: [[String: JSONValue]] {
+    lock.withLock { Array(ring[ringStart...] + ring[..<ringStart]) }
+  }
 
   /// Records of one kind.
   public func events(_ kind: String) -> [[String: JSONValue]] {

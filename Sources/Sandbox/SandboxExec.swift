@@ -23,6 +23,9 @@ public enum SandboxExec {
     public var censorRules: [CensorRule]
     /// Where the command's stdout and stderr go; nil shares the harness's.
     public var commandOutput: String?
+    /// How the world's own servers answer (reset, stall, garbage): the verdict must not
+    /// depend on it.
+    public var worldFault: WorldFault = .none
 
     public init(
       command: [String], allow: [Endpoint] = [], tor: Bool = true, grace: Double = 3,
@@ -54,6 +57,8 @@ public enum SandboxExec {
     /// Questions the world's resolver answered (name, type, source).
     public var dnsQuestions: [RecordedQuestion]
     public var pcapPath: String?
+    /// Why report.json could not be written (a full disk); the verdict stands.
+    public var reportError: String?
   }
 
   /// How a Tor stand-in is started in the device: given the run, start it (its SOCKS port on
@@ -75,12 +80,31 @@ public enum SandboxExec {
     }
   }
 
+  /// The longest grace or timeout accepted (a day): checked before anything is built, since a
+  /// larger one overflows the nanosecond deadlines.
+  public static let maximumSeconds: Double = 86_400
+
+  /// An option out of range, found before the sandbox is built.
+  public struct OptionError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+  }
+
+  /// Throws when a duration is out of range (negative, not finite, longer than a day).
+  public static func validate(_ options: Options) throws {
+    for (name, value) in [("grace", options.grace), ("timeout", options.timeout)]
+    where !(value.isFinite && value >= 0 && value <= maximumSeconds) {
+      throw OptionError(
+        description: "\(name) \(value) s is out of range (0 to \(Int(maximumSeconds)) s)")
+    }
+  }
+
   static func runBlocking(
     _ options: Options, torStarter: TorStarter, prepare: WorldPreparation? = nil
   ) throws -> Result {
+    try validate(options)
     let run = try SandboxRun.createBlocking()
     defer { run.teardown() }
-    try run.startWorld()
+    try run.startWorld(fault: options.worldFault)
     if !options.censorRules.isEmpty { try run.applyCensorRules(options.censorRules) }
     let prepared = try prepare?(run) ?? []
 
@@ -112,7 +136,7 @@ public enum SandboxExec {
     captureStopped = true
     let questions = run.worldServices.withLock { $0?.resolver.questions ?? [] }
     run.teardown()
-    let result = Result(
+    var result = Result(
       report: report, command: options.command, commandStatus: status,
       killedAtTimeout: !finished, prefix: run.names.prefix,
       setupMilliseconds: run.setupMilliseconds, teardownMilliseconds: run.teardownMilliseconds,
@@ -120,7 +144,12 @@ public enum SandboxExec {
     if let directory = options.reportDirectory {
       let encoder = JSONEncoder()
       encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-      try encoder.encode(result).write(to: URL(fileURLWithPath: directory + "/report.json"))
+      // Whole or not at all; a failure is the caller's to print after the verdict.
+      do {
+        try AtomicFile.write(encoder.encode(result), to: directory + "/report.json")
+      } catch {
+        result.reportError = "\(error)"
+      }
     }
     return result
   }

@@ -48,6 +48,16 @@ public final class SandboxRun: @unchecked Sendable {
   /// Signalled once the first teardown has finished.
   private let completed = DispatchSemaphore(value: 0)
   private var namespaceInodes: [UInt64] = []
+  /// Set-up in progress, and a teardown asking it to stop: a signal's teardown waits for the
+  /// set-up to stop at its next step, so nothing is created after the teardown has looked.
+  private let setUp = NSCondition()
+  private var building = false
+  private var stopRequested = false
+
+  /// Why a set-up stopped part way.
+  public struct Interrupted: Error, CustomStringConvertible {
+    public var description: String { "sandbox set-up interrupted by a teardown" }
+  }
 
   init(names: SandboxNames) {
     self.names = names
@@ -60,16 +70,26 @@ public final class SandboxRun: @unchecked Sendable {
   /// ``create(names:)``). Reaps leftovers of dead runs first. On a failure, whatever was
   /// created is removed before the error is thrown.
   public static func createBlocking(names: SandboxNames = .random()) throws -> SandboxRun {
+    // The handlers first: from here on a signal tears down whatever exists.
+    SignalTeardown.arm()
     Reaper.reap()
     let run = SandboxRun(names: names)
     SignalTeardown.register(run)
     let start = DispatchTime.now().uptimeNanoseconds
+    run.setBuilding(true)
     do {
       try run.build()
     } catch {
+      run.setBuilding(false)
       run.teardown()
+      // Stopped by a signal's teardown: the signal's thread ends the process with 128 +
+      // the signal; returning an ordinary set-up error here could exit first, with 2.
+      if SignalTeardown.isTerminating {
+        while true { pause() }
+      }
       throw error
     }
+    run.setBuilding(false)
     run.setupMilliseconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
     return run
   }
@@ -79,13 +99,29 @@ public final class SandboxRun: @unchecked Sendable {
     try await BlockingIO.run("sandbox.create") { try createBlocking(names: names) }
   }
 
+  fileprivate func setBuilding(_ value: Bool) {
+    setUp.lock()
+    building = value
+    setUp.broadcast()
+    setUp.unlock()
+  }
+
+  /// Throws once a teardown has asked the set-up to stop (checked before each step).
+  private func checkpoint() throws {
+    setUp.lock()
+    defer { setUp.unlock() }
+    if stopRequested { throw Interrupted() }
+  }
+
   private func build() throws {
+    try checkpoint()
     // The owner's PID first, so a reaper never mistakes a run being built for a leftover.
     try FileManager.default.createDirectory(
       atPath: SandboxNames.runDirectory, withIntermediateDirectories: true)
     record(.pidFile(names.pidFile))
     try "\(getpid())\n".write(toFile: names.pidFile, atomically: true, encoding: .utf8)
     for name in names.namespaces {
+      try checkpoint()
       record(.namespace(name))
       try CommandRunner.run(["ip", "netns", "add", name])
     }
@@ -93,6 +129,7 @@ public final class SandboxRun: @unchecked Sendable {
       namespaceInodes = names.namespaces.compactMap { try? NetworkNamespace($0).inode() }
     }
     for setting in Topology.sysctls(names) {
+      try checkpoint()
       try NetworkNamespace(setting.namespace).perform {
         guard let handle = FileHandle(forWritingAtPath: setting.path) else {
           throw SystemError("open(\(setting.path) in \(setting.namespace))")
@@ -101,13 +138,18 @@ public final class SandboxRun: @unchecked Sendable {
         try handle.write(contentsOf: Data(setting.value.utf8))
       }
     }
-    for command in Topology.linkCommands(names) { try CommandRunner.run(command) }
+    for command in Topology.linkCommands(names) {
+      try checkpoint()
+      try CommandRunner.run(command)
+    }
     for batch in Topology.batches(names) {
+      try checkpoint()
       var command = ["ip", "-n", batch.namespace]
       if let family = batch.family { command.append(family) }
       command += ["-batch", "-"]
       try CommandRunner.run(command, stdin: batch.lines.joined(separator: "\n") + "\n")
     }
+    try checkpoint()
     record(.directory(names.resolvConfDirectory))
     try FileManager.default.createDirectory(
       atPath: names.resolvConfDirectory, withIntermediateDirectories: true)
@@ -116,7 +158,14 @@ public final class SandboxRun: @unchecked Sendable {
   }
 
   func record(_ resource: Resource) {
-    lock.withLock { resources.append(resource) }
+    let late = lock.withLock {
+      if tornDown { return true }
+      resources.append(resource)
+      return false
+    }
+    // Created after the teardown looked (a service started while a signal tore down): removed
+    // at once, so it cannot outlive the run.
+    if late { _ = remove(resource) }
   }
 
   /// Records a child process (killed with its group at teardown unless it exited).
@@ -150,6 +199,11 @@ public final class SandboxRun: @unchecked Sendable {
 
   @discardableResult
   func teardown(fromSignal: Bool) -> [String] {
+    // Stop a set-up in progress and wait for it (each step is one short command).
+    setUp.lock()
+    stopRequested = true
+    while building && fromSignal { setUp.wait() }
+    setUp.unlock()
     let (first, toRemove, inodes): (Bool, [Resource], [UInt64]) = lock.withLock {
       if tornDown { return (false, [], []) }
       tornDown = true

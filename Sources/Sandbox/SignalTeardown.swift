@@ -1,16 +1,20 @@
+import FailClosedSupport
 import Foundation
+import Glibc
 
 /// Tears down every live sandbox when the harness gets SIGINT or SIGTERM, then exits with
-/// 128 + the signal. Signals are received through dispatch signal sources (the default action
-/// is turned off first), so teardown runs on an ordinary thread, not in a signal handler.
+/// 128 + the signal. A sigaction handler (armed synchronously, before anything is built) writes
+/// the signal's number to a pipe; a thread of its own reads it and tears down, on an ordinary
+/// thread, not in the handler. (Dispatch signal sources used to do this, but they register
+/// asynchronously after the disposition is set to ignore: a signal in that window, the first
+/// ~30-60 ms of `exec`, was lost and the run went on to report PASS.)
 public enum SignalTeardown {
   private static let lock = NSLock()
   nonisolated(unsafe) private static var runs: [ObjectIdentifier: SandboxRun] = [:]
-  nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
-  private static let queue = DispatchQueue(label: "failclosed.signals")
+  nonisolated(unsafe) private static var installed = false
 
   static func register(_ run: SandboxRun) {
-    installOnce()
+    arm()
     lock.withLock { runs[ObjectIdentifier(run)] = run }
   }
 
@@ -21,15 +25,36 @@ public enum SignalTeardown {
   /// The live runs (for tests and diagnostics).
   public static var liveRuns: [SandboxRun] { lock.withLock { Array(runs.values) } }
 
-  private static func installOnce() {
+  /// Installs the handlers (once). Called before a sandbox's first resource exists; until
+  /// then SIGINT and SIGTERM keep their default action, which leaves nothing behind.
+  public static func arm() {
     lock.withLock {
-      guard sources.isEmpty else { return }
-      for signalNumber in [SIGINT, SIGTERM] {
-        signal(signalNumber, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
-        source.setEventHandler { handle(signalNumber) }
-        source.resume()
-        sources.append(source)
+      guard !installed else { return }
+      installed = true
+      var ends: [Int32] = [-1, -1]
+      guard pipe(&ends) == 0 else { return }
+      for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+      let readEnd = ends[0]
+      signalPipeWriteEnd = ends[1]
+      BlockingIO.detach("failclosed.signals") {
+        var byte: UInt8 = 0
+        while true {
+          let count = read(readEnd, &byte, 1)
+          if count == 1 {
+            handle(Int32(byte))
+          } else if count < 0 && errno == EINTR {
+            continue
+          } else {
+            return
+          }
+        }
+      }
+      for number in [SIGINT, SIGTERM] {
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = signalTeardownHandler
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = SA_RESTART
+        sigaction(number, &action, nil)
       }
     }
   }
@@ -43,9 +68,21 @@ public enum SignalTeardown {
       terminating = true
       return Array(runs.values)
     }
+    // Each teardown first stops and waits for a set-up in progress (see SandboxRun.build).
     for run in live { run.teardown(fromSignal: true) }
     let message = "failclosed: signal \(signalNumber), sandbox removed\n"
     FileHandle.standardError.write(Data(message.utf8))
     exit(128 + signalNumber)
   }
+}
+
+/// The pipe's write end, set before the handler is installed.
+nonisolated(unsafe) private var signalPipeWriteEnd: Int32 = -1
+
+/// Async-signal-safe: one write(2) of the signal's number.
+private func signalTeardownHandler(_ number: Int32) {
+  let saved = errno
+  var byte = UInt8(truncatingIfNeeded: number)
+  _ = write(signalPipeWriteEnd, &byte, 1)
+  errno = saved
 }

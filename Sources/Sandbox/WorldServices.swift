@@ -40,7 +40,7 @@ public final class WorldServices: @unchecked Sendable {
     ] + AddressPlan.guards.map { $0.host + ($0.family == .ipv4 ? "/32" : "/128") }
   }
 
-  init(run: SandboxRun) throws {
+  init(run: SandboxRun, fault: WorldFault = .none) throws {
     let world = run.world
     let addresses = WorldServices.serviceAddresses
     try CommandRunner.run(
@@ -72,6 +72,7 @@ public final class WorldServices: @unchecked Sendable {
       let tls = try TLSServer(authority: authority, defaultName: "world.invalid")
       let https = SocketAddress(host: "::", port: 443)!
       try loop.serve(try world.perform { try ServiceSocket.listen(on: https) }) { connection, _ in
+        if fault.apply(to: connection) { return nil }
         guard let secure = try? tls.accept(connection, timeout: 10) else { return nil }
         HTTPResponder.serve(secure)
         return { secure.close() }
@@ -79,11 +80,13 @@ public final class WorldServices: @unchecked Sendable {
       let http = SocketAddress(host: "::", port: 80)!
       let echo = SocketAddress(host: "::", port: WorldServices.echoPort)!
       try loop.serve(try world.perform { try ServiceSocket.listen(on: http) }) { connection, _ in
+        if fault.apply(to: connection) { return nil }
         HTTPResponder.serve(connection)
         return nil
       }
       try loop.serve(try world.perform { try ServiceSocket.listen(on: echo) }) {
         connection, _ in
+        if fault.apply(to: connection) { return nil }
         for _ in 0..<10_000 {
           guard let bytes = try? connection.read(), !bytes.isEmpty else { return nil }
           if (try? connection.write(bytes)) == nil { return nil }
@@ -113,9 +116,9 @@ public final class WorldServices: @unchecked Sendable {
 extension SandboxRun {
   /// Starts the world's services (once) and returns them.
   @discardableResult
-  public func startWorld() throws -> WorldServices {
+  public func startWorld(fault: WorldFault = .none) throws -> WorldServices {
     if let running = worldServices.withLock({ $0 }) { return running }
-    let services = try WorldServices(run: self)
+    let services = try WorldServices(run: self, fault: fault)
     worldServices.withLock { $0 = services }
     recordService("world") { services.stop() }
     return services

@@ -348,7 +348,8 @@ private struct Context {
 
     case .flowsOnlyTo(let ports):
       let flows = outcome.audit.torFlows
-      let others = flows.filter { !$0.touches(ports) }
+      let portSet = Set(ports)
+      let others = flows.filter { !$0.touches(portSet) }
       if !others.isEmpty {
         let list = others.prefix(5).map { "\($0.destination):\($0.destinationPort)" }
         return (

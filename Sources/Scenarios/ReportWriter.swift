@@ -1,3 +1,4 @@
+import FailClosedSupport
 import Foundation
 
 /// Writes every report of a run into a directory (`--report DIR`, `reports/` by default), and
@@ -32,8 +33,7 @@ public enum ReportWriter {
       let target = directory + "/" + relative
       // Written again into the same directory, the capture may already be the copy.
       if absolute(pcap) != absolute(target) {
-        if fm.fileExists(atPath: target) { try fm.removeItem(atPath: target) }
-        try fm.copyItem(atPath: pcap, toPath: target)
+        try AtomicFile.copy(from: pcap, to: target)
       }
       written.append(target)
       placed.results[index].outcome.capture.pcapPath = relative
@@ -45,7 +45,8 @@ public enum ReportWriter {
     var reports: [String] = []
     for (name, text) in zip(fileNames, contents) {
       let path = directory + "/" + name
-      try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+      // Whole or not at all: a full disk leaves no half report under the final name.
+      try AtomicFile.write(text, to: path)
       reports.append(path)
     }
     return reports + written

@@ -45,6 +45,17 @@ public enum ScenarioLoader {
   }
 
   public static func loadFile(_ file: String) -> Result<Scenario, ScenarioError> {
+    // The size first, so a huge file is refused without being read.
+    if let size = (try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? Int,
+      size > ScenarioParser.maximumFileBytes
+    {
+      return .failure(
+        ScenarioError(
+          file: file, path: "",
+          message:
+            "the file is \(size) bytes; a scenario may be at most \(ScenarioParser.maximumFileBytes) bytes"
+        ))
+    }
     guard let data = FileManager.default.contents(atPath: file) else {
       return .failure(ScenarioError(file: file, path: "", message: "cannot read the file"))
     }

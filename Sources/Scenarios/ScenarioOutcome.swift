@@ -161,7 +161,7 @@ public struct TorFlow: Sendable, Equatable {
   }
 
   /// Either end's port is one of `ports` (a flow is named by whoever sent its first packet).
-  public func touches(_ ports: [Int]) -> Bool {
+  public func touches(_ ports: Set<Int>) -> Bool {
     ports.contains(sourcePort) || ports.contains(destinationPort)
   }
 }

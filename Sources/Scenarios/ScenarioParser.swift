@@ -31,11 +31,21 @@ public enum ScenarioParser {
     "IOERROR", "RESOURCELIMIT", "PT_MISSING",
   ]
 
+  /// The largest scenario file accepted (1 MiB; the largest in Scenarios/ is under 10 KB, and
+  /// a port list of all 65,535 ports is about 450 KB), so a huge file is a clear error, not a hang.
+  public static let maximumFileBytes = 1 << 20
+
   /// `name` defaults to the file name without directory and `.json`.
   public static func parse(_ text: String, file: String, name: String? = nil)
     throws(ScenarioError) -> Scenario
   {
     let root: JSONValue
+    let size = text.utf8.count
+    guard size <= maximumFileBytes else {
+      throw ScenarioError(
+        file: file, path: "",
+        message: "the file is \(size) bytes; a scenario may be at most \(maximumFileBytes) bytes")
+    }
     do {
       root = try JSONParser.parse(text)
     } catch {
@@ -568,6 +578,7 @@ public enum ScenarioParser {
     case "bootstrap-through-bridge": return .bootstrapThroughBridge
     case "flows-only-to":
       var ports: [Int] = []
+      var listed: Set<Int> = []
       for e in try r.array("ports", required: true, minCount: 1, "ports")! {
         guard case .number(let n) = e.value, n.rounded() == n, n >= 1, n <= 65535 else {
           throw ScenarioError(
@@ -575,7 +586,7 @@ public enum ScenarioParser {
             message: "expected a port (an integer from 1 to 65535), got "
               + e.value.shortDescription)
         }
-        if ports.contains(Int(n)) {
+        if !listed.insert(Int(n)).inserted {
           throw ScenarioError(file: file, path: e.path, message: "port \(Int(n)) is listed twice")
         }
         ports.append(Int(n))

@@ -133,6 +133,14 @@ final class OnionBrowserControlConnection: @unchecked Sendable {
     while true {
       // Write, record, then close / connect / exit as the controller says.
       if !output.lines.isEmpty, let open = socket {
+        // The last check before the wire: nothing that could unpin tor leaves this process.
+        if let refused = output.lines.lazy.compactMap(ControlCommandGuard.refusal(for:)).first {
+          record(output.reports, generation: mine)
+          open.close()
+          socket = nil
+          output = core.connectionClosed(reason: "refused to send: \(refused)", at: clock.now)
+          continue
+        }
         do { try open.write(output.bytes) } catch {
           record(output.reports, generation: mine)
           open.close()
@@ -169,7 +177,11 @@ final class OnionBrowserControlConnection: @unchecked Sendable {
           last.reports.append(.command(line))
         }
         last.merge(core.terminate(at: clock.now))
-        if !last.lines.isEmpty, let socket { try? socket.write(last.bytes) }
+        if !last.lines.isEmpty, let socket,
+          !last.lines.contains(where: { ControlCommandGuard.refusal(for: $0) != nil })
+        {
+          try? socket.write(last.bytes)
+        }
         record(last.reports, generation: mine)
         return
       }

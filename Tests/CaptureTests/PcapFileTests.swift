@@ -115,4 +115,81 @@ import Testing
       _ = try PcapFileReader(path: temporaryPath("does-not-exist.pcap"))
     }
   }
+
+  func writePcapng(_ path: String, offset: Int64? = nil, stamps: [UInt64]) throws {
+    var file = PcapngBuilder()
+    file.addInterface(timeOffsetSeconds: offset)
+    let frame = FrameBuilder.frame(
+      .ethernet,
+      ip: FrameBuilder.tcpPacket(from: Self.device, to: Self.guardEndpoint, payload: [1, 2, 3]))
+    for stamp in stamps { file.addPacket(microseconds: stamp, frame: frame) }
+    try Data(file.bytes).write(to: URL(fileURLWithPath: path))
+  }
+
+  /// Found by an adversarial probe: a timestamp past 2262 overflowed Int64 nanoseconds and
+  /// crashed the audit. Now the packets before it are kept and the verdict is inconclusive.
+  @Test func aPcapngTimestampPast2262IsDamageNotACrash() throws {
+    let path = temporaryPath("far-future.pcapng")
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    // 1.7e15 us is 2023; 1e16 us is the year 2286.
+    try writePcapng(path, stamps: [1_700_000_000_000_000, 10_000_000_000_000_000])
+    let report = try PcapFileReader.audit(
+      path: path, policy: AuditPolicy(allowed: [Self.guardEndpoint]))
+    #expect(report.verdict == .inconclusive)
+    #expect(report.statistics.packets == 1)
+    let reason = try #require(report.reasons.first)
+    #expect(reason.kind == .unreadableFile)
+    #expect(reason.detail.contains("packet 2 has a timestamp out of range"))
+    #expect(reason.detail.contains(path))
+  }
+
+  @Test func aHugeInterfaceTimeOffsetIsDamageNotACrash() throws {
+    let path = temporaryPath("tsoffset.pcapng")
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    try writePcapng(path, offset: 1 << 62, stamps: [1_700_000_000_000_000])
+    let report = try PcapFileReader.audit(
+      path: path, policy: AuditPolicy(allowed: [Self.guardEndpoint]))
+    #expect(report.verdict == .inconclusive)
+    #expect(report.reasons.first?.detail.contains("packet 1 has a timestamp out of range") == true)
+  }
+
+  /// The positive control: a pcapng within range, offset included, passes.
+  @Test func aPcapngWithAnOrdinaryOffsetPasses() throws {
+    let path = temporaryPath("ordinary.pcapng")
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    try writePcapng(path, offset: 3600, stamps: [1_700_000_000_000_000, 1_700_000_000_100_000])
+    let report = try PcapFileReader.audit(
+      path: path, policy: AuditPolicy(allowed: [Self.guardEndpoint]))
+    #expect(report.verdict == .pass)
+    #expect(report.statistics.packets == 2)
+  }
+
+  /// A pcapng cut at every byte offset: a clear error or an inconclusive partial result,
+  /// never a crash, never a pass unless the cut falls between blocks.
+  @Test func everyCutOfAPcapngIsJudgedSafely() throws {
+    let path = temporaryPath("every.pcapng")
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    try writePcapng(path, stamps: [1_700_000_000_000_000, 1_700_000_000_100_000])
+    let full = try Data(contentsOf: URL(fileURLWithPath: path))
+    let cutPath = temporaryPath("every-cut.pcapng")
+    defer { try? FileManager.default.removeItem(atPath: cutPath) }
+    // Section header 28 bytes, interface 20, then packet blocks of 32 + 60 (57 padded) bytes.
+    let boundaries = Set([48, 48 + 92, 48 + 184])
+    for length in 0..<full.count {
+      try full.prefix(length).write(to: URL(fileURLWithPath: cutPath))
+      do {
+        let report = try PcapFileReader.audit(
+          path: cutPath, policy: AuditPolicy(allowed: [Self.guardEndpoint]))
+        if report.verdict == .pass {
+          #expect(report.reasons.isEmpty)
+          #expect(boundaries.contains(length), "cut at \(length)")
+        } else {
+          #expect(report.verdict == .inconclusive, "cut at \(length)")
+        }
+      } catch let error as CaptureError {
+        #expect(error.message.contains(cutPath))
+        #expect(length < 48, "cut at \(length): \(error)")
+      }
+    }
+  }
 }

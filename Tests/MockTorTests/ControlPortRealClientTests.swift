@@ -178,8 +178,12 @@ import TorControl
       try FileManager.default.createDirectory(
         at: data, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
       controlPort = try freeLoopbackPort()
+      // Pinned as well (a loopback bridge that refuses): DisableNetwork alone would leave
+      // tor one SETCONF away from the public network.
       let torrc = """
         DisableNetwork 1
+        UseBridges 1
+        Bridge 127.0.0.1:1
         SocksPort 0
         ControlPort 127.0.0.1:\(controlPort)
         CookieAuthentication 1

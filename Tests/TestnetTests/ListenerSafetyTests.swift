@@ -1,0 +1,52 @@
+import Foundation
+import Testing
+
+@testable import Testnet
+
+/// Listeners bind loopback unless told otherwise: every place in the product that binds a
+/// socket is known, with why it is safe; a new one fails this test until reviewed.
+@Suite struct ListenerSafetyTests {
+  static let bindPatterns = ["Socket.listen(on", "ServiceSocket.listen(on", "bind("]
+
+  static let reviewed: [String: String] = [
+    "Sources/FailClosedSupport/Socket.swift": "the primitive itself",
+    "Sources/MockTor/SOCKSListener.swift":
+      "MockTor refuses a non-loopback SOCKS address unless --force-non-loopback "
+      + "(MockTorBehaviourTests.refusesNonLoopbackUnlessAllowed)",
+    "Sources/MockTor/ControlPortListener.swift":
+      "refuses a non-loopback address unless allowNonLoopback "
+      + "(ControlPortTests.refusesNonLoopbackAddresses)",
+    "Sources/TLS/HTTPServer.swift":
+      "127.0.0.1:0 by default; the world hands it sockets bound inside its namespace",
+    "Sources/Sandbox/ServiceSocket.swift": "bound inside the harness's namespaces only",
+    "Sources/Sandbox/DatagramSocket.swift": "bound inside the harness's namespaces only",
+    "Sources/Sandbox/FakeResolver.swift": "in the world or censor namespace (namespace.perform)",
+    "Sources/Sandbox/WorldServices.swift": "in the world namespace (world.perform)",
+    "Sources/Sandbox/CensorCloser.swift": "in the censor namespace (censor.perform)",
+    "Sources/fcbench/EchoServer.swift": "127.0.0.1:0",
+  ]
+
+  @Test func everyPlaceThatBindsIsReviewed() {
+    var found: Set<String> = []
+    for path in TorPinningTests.files(under: "Sources") where path.hasSuffix(".swift") {
+      guard
+        let text = try? String(contentsOfFile: TorPinningTests.root + "/" + path, encoding: .utf8)
+      else { continue }
+      if Self.bindPatterns.contains(where: { text.contains($0) }) { found.insert(path) }
+    }
+    #expect(found.contains("Sources/MockTor/SOCKSListener.swift"), "the scan finds them")
+    let unreviewed = found.subtracting(Self.reviewed.keys).sorted()
+    #expect(unreviewed.isEmpty, "binds a socket, not reviewed: \(unreviewed)")
+    let gone = Set(Self.reviewed.keys).subtracting(found).sorted()
+    #expect(gone.isEmpty, "reviewed but no longer binds (update the list): \(gone)")
+  }
+
+  /// The tor clients the harness starts listen (SOCKS, control) on loopback only.
+  @Test func torClientsListenOnLoopback() {
+    let options = TorrcBuilder.clientOptions(
+      dataDirectory: "/d", logDirectory: "/d", socksPort: 39050, controlPort: 39051,
+      bridges: [], disableNetwork: true)
+    let listeners = options.filter { $0.hasPrefix("SocksPort") || $0.hasPrefix("ControlPort") }
+    #expect(listeners == ["SocksPort 127.0.0.1:39050", "ControlPort 127.0.0.1:39051"])
+  }
+}
