@@ -22,7 +22,9 @@ var written = 0
   written += 1
 }
 
-@MainActor func seed(_ target: String, _ name: String, _ text: String) { seed(target, name, Array(text.utf8)) }
+@MainActor func seed(_ target: String, _ name: String, _ text: String) {
+  seed(target, name, Array(text.utf8))
+}
 
 // SOCKS: the client's bytes are the server's input and the server's replies the client's.
 let socksCases: [(String, SOCKSAddress, SOCKSCommand, SOCKSClientHandshake.Credentials, UInt8)] = [
