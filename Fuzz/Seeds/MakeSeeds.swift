@@ -179,7 +179,8 @@ let packets: [(String, [UInt8])] = [
   (
     "sync-probe",
     FrameBuilder.udpPacket(
-      from: at(device, 40007), to: Endpoint("10.66.1.1:9")!, payload: SyncProbe.defaultPrefix)
+      from: at(device, 40007), to: Endpoint("10.66.1.1:9")!,
+      payload: Array("failclosed-sync-probe".utf8))
   ),
 ]
 for (index, linkType) in LinkType.allCases.enumerated() {
@@ -286,7 +287,7 @@ for linkType in [LinkType.ethernet, .linuxSLL2, .null] {
       frame: FrameBuilder.frame(linkType, ip: packet))
   }
   writer.close()
-  seed("PcapFile", "canaries-\(linkType).pcap", Array(FileManager.default.contents(atPath: path)!))
+  seed("PcapFile", "canaries-\(linkType)", Array(FileManager.default.contents(atPath: path)!))
   try? FileManager.default.removeItem(atPath: path)
 }
 
