@@ -121,8 +121,12 @@ public final class LiveCapture: @unchecked Sendable {
       return state == .stopping
     }
     if wait {
-      var byte: UInt8 = 1
-      _ = write(wakePipe[1], &byte, 1)
+      // Under the lock: the capture thread may be closing the pipe as it ends on its own, and
+      // a closed descriptor's number can already belong to someone else's file.
+      lock.withLock {
+        var byte: UInt8 = 1
+        if wakePipe[1] >= 0 { _ = write(wakePipe[1], &byte, 1) }
+      }
       finished.wait()
       finished.signal()
     }
@@ -135,8 +139,10 @@ public final class LiveCapture: @unchecked Sendable {
   private var isStopping: Bool { lock.withLock { state != .running } }
 
   private func closeWakePipe() {
-    for fd in wakePipe where fd >= 0 { Glibc.close(fd) }
-    wakePipe = [-1, -1]
+    lock.withLock {
+      for fd in wakePipe where fd >= 0 { Glibc.close(fd) }
+      wakePipe = [-1, -1]
+    }
   }
 
   /// The capture thread: open, loop, drain, report.

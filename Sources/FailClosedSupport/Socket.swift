@@ -4,10 +4,17 @@ import Foundation
 /// (see ``BlockingIO``); the type is `@unchecked Sendable` because the descriptor is an
 /// integer handed between threads, and `close()` is made idempotent under a lock.
 public final class Socket: @unchecked Sendable {
-  public private(set) var fd: Int32
+  /// Read under the lock too: servers stop by closing from another thread while a thread
+  /// blocked in accept or read holds the socket (a data race under ThreadSanitizer otherwise).
+  public var fd: Int32 {
+    lock.lock()
+    defer { lock.unlock() }
+    return descriptor
+  }
+  private var descriptor: Int32
   private let lock = NSLock()
 
-  public init(adopting fd: Int32) { self.fd = fd }
+  public init(adopting fd: Int32) { descriptor = fd }
 
   deinit { close() }
 
@@ -121,9 +128,9 @@ public final class Socket: @unchecked Sendable {
   public func close() {
     lock.lock()
     defer { lock.unlock() }
-    if fd >= 0 {
-      Glibc.close(fd)
-      fd = -1
+    if descriptor >= 0 {
+      Glibc.close(descriptor)
+      descriptor = -1
     }
   }
 }

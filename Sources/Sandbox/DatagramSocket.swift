@@ -3,13 +3,19 @@ import Foundation
 
 /// A UDP socket: the world's DNS resolver, the positive control's sender, tests.
 public final class DatagramSocket: @unchecked Sendable {
-  public private(set) var fd: Int32
+  /// Read under the lock, as ``Socket/fd``: another thread may close while one waits.
+  public var fd: Int32 {
+    lock.lock()
+    defer { lock.unlock() }
+    return descriptor
+  }
+  private var descriptor: Int32
   private let lock = NSLock()
 
   public init(_ family: SocketAddress.Family) throws {
     let domain = family == .ipv4 ? AF_INET : AF_INET6
-    fd = socket(domain, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    guard fd >= 0 else { throw SystemError("socket(UDP)") }
+    descriptor = socket(domain, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard descriptor >= 0 else { throw SystemError("socket(UDP)") }
   }
 
   deinit { close() }
@@ -52,9 +58,9 @@ public final class DatagramSocket: @unchecked Sendable {
   public func close() {
     lock.lock()
     defer { lock.unlock() }
-    if fd >= 0 {
-      Glibc.close(fd)
-      fd = -1
+    if descriptor >= 0 {
+      Glibc.close(descriptor)
+      descriptor = -1
     }
   }
 }

@@ -23,6 +23,14 @@ public struct BridgeLine: Sendable, Equatable, Codable, CustomStringConvertible 
     if text.lowercased().hasPrefix("bridge ") { text = String(text.dropFirst(7)) }
     let fields = text.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
     func fail(_ reason: String) -> ParseError { ParseError(line: raw, reason: reason) }
+    // The line goes into a torrc: a newline in an argument would start a torrc line of its own
+    // (found by tools/fuzz: "... zz=x\nUseBridges\t0" unpinned the tor it configured).
+    if let control = text.unicodeScalars.first(where: { $0.properties.generalCategory == .control })
+    {
+      throw fail(
+        "control character U+\(String(control.value, radix: 16, uppercase: true)) "
+          + "(one bridge per line, fields separated by spaces)")
+    }
     guard !fields.isEmpty else { throw fail("empty line") }
     var index = 0
     var transport: String?

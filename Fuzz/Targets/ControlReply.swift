@@ -1,0 +1,25 @@
+// Control-port replies as a controller reads them: the reply parser every controller in the
+// project reads tor with (mid-reply splits, multi-line data, async events, long lines).
+// fuzz: -max_len=4096
+import TorControl
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzControlReply(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+  var input = FuzzInput(data, size)
+  let maximum = input.choose([512, ControlReplyParser.defaultMaximumLineBytes])
+  var parser = ControlReplyParser(maximumLineBytes: maximum)
+  for chunk in input.restInChunks() {
+    parser.append(chunk)
+    do {
+      while let message = try parser.next() {
+        fuzzCheck(!message.lines.isEmpty, "a message without lines")
+        _ = message.keyValues
+        _ = message.value(for: "PROGRESS")
+      }
+    } catch {
+      _ = error.description
+      break
+    }
+  }
+  return 0
+}
