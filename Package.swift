@@ -50,6 +50,9 @@ let package = Package(
         "Scenarios", "SystemUnderTest", "Sandbox", "Testnet", "Capture", "Audit",
         "FailClosedSupport",
       ]),
+    // The bitchat-source lane: bitchat's own files, found in a checkout and built with the
+    // project's shims (BitchatShims/) in a generated package.
+    .target(name: "BitchatSource", dependencies: ["Digest", "FailClosedSupport"]),
     // Scenario files, the runner and the reports.
     .target(
       name: "Scenarios",
@@ -60,7 +63,7 @@ let package = Package(
       name: "FailClosedCLI",
       dependencies: [
         "Scenarios", "Sandbox", "SystemUnderTest", "MockTor", "Audit", "Capture", "Testnet",
-        "RealTorLane", "FailClosedSupport",
+        "RealTorLane", "BitchatSource", "FailClosedSupport",
       ]),
     .executableTarget(name: "failclosed", dependencies: ["FailClosedCLI"]),
     // Load generators for tools/bench: the SOCKS load client and the capture-fidelity sender.
@@ -89,6 +92,9 @@ let package = Package(
       dependencies: ["SystemUnderTest", "MockTor", "TLS", "FailClosedSupport"]),
     .testTarget(name: "ScenariosTests", dependencies: ["Scenarios", "FailClosedSupport"]),
     .testTarget(name: "CLITests", dependencies: ["FailClosedCLI", "FailClosedSupport"]),
+    .testTarget(
+      name: "BitchatSourceTests", dependencies: ["BitchatSource", "FailClosedSupport"],
+      exclude: ["Fixtures"]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -13,6 +13,7 @@ public enum FailClosedMain {
     AppCommand(),
     LeakAuditCommand(),
     ReplayCommand(),
+    BitchatSourceCommand(),
   ]
 
   public static let overview = """
