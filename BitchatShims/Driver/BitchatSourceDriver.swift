@@ -56,12 +56,21 @@ final class BitchatSourceDriver {
         events.record("directory", ["phase": "refreshed", "source": "remote"])
       })
     BitchatNetworkEvents.record = { [events] type, fields in
-      if type == "relay-connect" {
-        events.record("relay", ["relay": fields["url"] ?? "", "phase": "connecting", "via": fields["via"] ?? ""])
-      } else {
+      switch type {
+      case "relay-connect":
+        events.record(
+          "relay", ["relay": fields["url"] ?? "", "phase": "connecting", "via": fields["via"] ?? ""])
+      case "relay-send":
+        // A NIP-01 EVENT frame written to a relay: the message was sent.
+        if let id = Self.eventID(inFrame: fields["text"] ?? "") {
+          events.record("message", ["id": id, "phase": "sent", "relay": fields["url"] ?? ""])
+        }
+      default:
         events.record(type, fields)
       }
     }
+    // The session's route from the start (TorURLSession starts in Tor mode), then each change.
+    poll()
     // Polled, as bitchat publishes neither: TorURLSession's proxy mode, and allowAutoStart.
     Timer.scheduledTimer(withTimeInterval: 0.05, repeats: true) { _ in
       MainActor.assumeIsolated { self.poll() }
@@ -104,9 +113,6 @@ final class BitchatSourceDriver {
     for relay in relays {
       seen.insert(relay.url)
       let previous = relayState[relay.url]
-      if previous == nil {
-        events.record("relay", ["relay": relay.url, "phase": "added"])
-      }
       if previous != relay.isConnected, previous != nil || relay.isConnected {
         var fields: [String: Any] = [
           "relay": relay.url, "phase": relay.isConnected ? "connected" : "disconnected",
@@ -182,13 +188,26 @@ final class BitchatSourceDriver {
     case "send-message":
       messageCounter += 1
       let event = Self.event(text: action.fields["text"] as? String ?? "", counter: messageCounter)
-      events.record("message", ["id": event.id, "phase": "queued"])
+      // Queued while no relay is connected (NostrRelayManager keeps it until one is); the
+      // frame itself shows as phase "sent" when the shim writes it to a relay.
+      if !NostrRelayManager.shared.isConnected {
+        events.record("message", ["id": event.id, "phase": "queued"])
+      }
       NostrRelayManager.shared.sendEvent(event)
     case "refresh-directory":
       GeoRelayDirectory.shared.prefetchIfNeeded(force: true)
     default:
       break
     }
+  }
+
+  /// The id of `["EVENT", {...}]`, nil for other frames.
+  nonisolated static func eventID(inFrame text: String) -> String? {
+    guard text.hasPrefix("[\"EVENT\""),
+      let array = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [Any],
+      array.count >= 2, let event = array[1] as? [String: Any]
+    else { return nil }
+    return event["id"] as? String
   }
 
   /// A kind-1 note with an id and signature of the right shape (the stand-in cannot sign).

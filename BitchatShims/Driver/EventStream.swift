@@ -7,6 +7,16 @@ final class EventStream: @unchecked Sendable {
   static let shared = EventStream()
   let started = Date()
   private let lock = NSLock()
+  /// Where events go: the process's stdout as it was at launch (see `takeStandardOutput`).
+  private var output = FileHandle.standardOutput
+
+  /// Keeps the launch stdout for events and sends fd 1 to `logPath`: bitchat's SecureLogger
+  /// prints its log to stdout off Apple, and only events may reach the event stream.
+  func takeStandardOutput(logPath: String) {
+    let events = dup(1)
+    guard events >= 0, freopen(logPath, "a", stdout) != nil else { return }
+    output = FileHandle(fileDescriptor: events, closeOnDealloc: true)
+  }
 
   var now: Double { Date().timeIntervalSince(started) }
 
@@ -17,7 +27,7 @@ final class EventStream: @unchecked Sendable {
     }
     let line = "{" + parts.joined(separator: ",") + "}\n"
     lock.withLock {
-      FileHandle.standardOutput.write(line.data(using: .utf8)!)
+      output.write(line.data(using: .utf8)!)
     }
   }
 

@@ -62,6 +62,11 @@ do {
   usage("\(error)")
 }
 
+// Events keep the launch stdout; bitchat's own log (SecureLogger prints to stdout off
+// Apple) and stderr go to a file beside the state.
+EventStream.shared.takeStandardOutput(logPath: stateDirectory + "/bitchat.log")
+_ = freopen(stateDirectory + "/bitchat.log", "a", stderr)
+
 signal(SIGPIPE, SIG_IGN)
 for signalNumber in [SIGINT, SIGTERM] {
   signal(signalNumber) { _ in

@@ -211,7 +211,9 @@ open class URLSessionWebSocketTask: @unchecked Sendable {
       case .success(let connection):
         do {
           switch message {
-          case .string(let text): try connection.send(text: text)
+          case .string(let text):
+            try connection.send(text: text)
+            BitchatNetworkEvents.record("relay-send", ["url": self.url.absoluteString, "text": text])
           case .data(let data): try connection.send(binary: Array(data))
           }
           completionHandler(nil)

@@ -292,6 +292,9 @@ public struct AppPlan: Sendable, Equatable {
     /// Onion Browser: tor through its control port (the mock's ctor personality, or Debian's
     /// tor on the real lane), URLs through its URL schemes, held until Tor is ready.
     case onionBrowser = "onion-browser"
+    /// bitchat's own code, unmodified (the bitchat-source lane): the driver built from a
+    /// bitchat checkout with the project's shims, in real time (bitchat reads the wall clock).
+    case bitchatSource = "bitchat-source"
 
     /// The steps this profile's app models (onion-browser: start, open-url, path-change).
     public func models(_ step: AppAction.Step) -> Bool {
