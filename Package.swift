@@ -93,7 +93,8 @@ let package = Package(
     .testTarget(name: "ScenariosTests", dependencies: ["Scenarios", "FailClosedSupport"]),
     .testTarget(name: "CLITests", dependencies: ["FailClosedCLI", "FailClosedSupport"]),
     .testTarget(
-      name: "BitchatSourceTests", dependencies: ["BitchatSource", "FailClosedSupport"],
+      name: "BitchatSourceTests",
+      dependencies: ["BitchatSource", "Scenarios", "FailClosedSupport"],
       exclude: ["Fixtures"]),
   ],
   swiftLanguageModes: [.v6]

@@ -4,8 +4,11 @@ import Testing
 
 @testable import BitchatSource
 
-/// The pinned bitchat checkout the lane uses by default (test input, never edited).
-let pinnedCheckout = BitchatSourceLocation.defaultCheckout
+/// The pinned bitchat checkout the lane uses by default (test input, never edited);
+/// FAILCLOSED_BITCHAT_SRC points the tests at another checkout (CI passes its own).
+let pinnedCheckout =
+  ProcessInfo.processInfo.environment["FAILCLOSED_BITCHAT_SRC"].flatMap { $0.isEmpty ? nil : $0 }
+  ?? BitchatSourceLocation.defaultCheckout
 
 /// Why a test that needs the pinned checkout cannot run here; nil when it can. Under CI=1 a
 /// missing checkout is not a reason to skip: the test runs and fails.
