@@ -8,7 +8,9 @@ import TLS
 /// The `apple` transport's settings: trust anchors for TLS (the harness's test CA; Debian's
 /// store by default). Certificates and host names are always verified, as Apple's are.
 public enum AppleTransportSettings {
-  nonisolated(unsafe) public static var trust: TLSTrust = .system
+  nonisolated(unsafe) public static var trust: TLSTrust = .system {
+    didSet { client.update { $0 = nil } }
+  }
   static let client = LockedValue<TLSClient?>(nil)
 
   static func tlsClient() throws -> TLSClient {

@@ -16,7 +16,7 @@ public struct BitchatSourcePackage: Sendable {
     "FailClosedSupport", "Digest", "SOCKS", "HTTPCodec", "TLS", "COpenSSL",
   ]
   /// Bumped when the generated layout changes, so old caches are not reused.
-  static let layoutVersion = "1"
+  static let layoutVersion = "2"
 
   public let tree: BitchatTree
   public let shimsDirectory: String
@@ -171,7 +171,8 @@ public struct BitchatSourcePackage: Sendable {
             dependencies: ["Tor", "BitLogger", "Combine", "Network", "FoundationNetworkingShim", "ArtiLinux"],
             swiftSettings: bitchat),
           .executableTarget(
-            name: "Checks", dependencies: ["Combine", "Network", "FoundationNetworkingShim", "ArtiLinux"],
+            name: "Checks",
+            dependencies: ["Combine", "Network", "FoundationNetworkingShim", "ArtiLinux", "TLS", "FailClosedSupport"],
             swiftSettings: [.swiftLanguageMode(.v5)]),
         ]
       )
