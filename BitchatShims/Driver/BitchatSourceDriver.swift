@@ -14,7 +14,8 @@ final class BitchatSourceDriver {
   private var cancellables = Set<AnyCancellable>()
   private var observers: [NSObjectProtocol] = []
   private let events = EventStream.shared
-  private var lastProxyMode: String?
+  private let proxyMode = ProxyModeTracker()
+  private var relayAttempts: [String: Int] = [:]
   private var relayState: [String: Bool] = [:]
   private var didHandleInitialActive = true
   private var didEnterBackground = false
@@ -55,7 +56,9 @@ final class BitchatSourceDriver {
       ) { [events] _ in
         events.record("directory", ["phase": "refreshed", "source": "remote"])
       })
-    BitchatNetworkEvents.record = { [events] type, fields in
+    BitchatNetworkEvents.record = { [events, proxyMode] type, fields in
+      // A route change shows before the first traffic on the new route.
+      proxyMode.check(events)
       switch type {
       case "relay-connect":
         events.record(
@@ -82,10 +85,14 @@ final class BitchatSourceDriver {
     func state(_ field: String, _ value: Bool) {
       events.record("state", ["component": "activation", "field": field, "value": value])
     }
-    activation.$activationAllowed.removeDuplicates().sink { state("activationAllowed", $0) }
-      .store(in: &cancellables)
-    activation.$userTorEnabled.removeDuplicates().sink { state("userTorEnabled", $0) }
-      .store(in: &cancellables)
+    activation.$activationAllowed.removeDuplicates().sink { [proxyMode, events] in
+      state("activationAllowed", $0)
+      proxyMode.check(events)
+    }.store(in: &cancellables)
+    activation.$userTorEnabled.removeDuplicates().sink { [proxyMode, events] in
+      state("userTorEnabled", $0)
+      proxyMode.check(events)
+    }.store(in: &cancellables)
     activation.$isNetworkReachable.removeDuplicates().sink { state("reachable", $0) }
       .store(in: &cancellables)
     NostrRelayManager.shared.$relays.sink { [weak self] relays in
@@ -96,11 +103,7 @@ final class BitchatSourceDriver {
   private var lastAutoStart: Bool?
 
   private func poll() {
-    let mode = TorURLSession.shared.session.configuration.socksProxy == nil ? "direct" : "tor"
-    if mode != lastProxyMode {
-      lastProxyMode = mode
-      events.record("state", ["component": "session", "field": "proxyMode", "value": mode])
-    }
+    proxyMode.check(events)
     let autoStart = TorManager.shared.isAutoStartAllowed()
     if autoStart != lastAutoStart {
       lastAutoStart = autoStart
@@ -121,8 +124,32 @@ final class BitchatSourceDriver {
         events.record("relay", fields)
       }
       relayState[relay.url] = relay.isConnected
+      // A failed attempt schedules the next one (NostrRelayManager's backoff).
+      let attempts = relay.reconnectAttempts
+      if attempts > relayAttempts[relay.url, default: 0], !relay.isConnected {
+        var fields: [String: Any] = ["relay": relay.url, "phase": "backoff", "attempt": attempts]
+        if let next = relay.nextReconnectTime {
+          fields["delay"] = max(0, next.timeIntervalSinceNow)
+        }
+        if let error = relay.lastError { fields["error"] = "\(error)" }
+        events.record("relay", fields)
+      }
+      relayAttempts[relay.url] = attempts
     }
     for url in relayState.keys where !seen.contains(url) { relayState[url] = nil }
+  }
+
+  /// What GeoRelayDirectory loaded at launch (its init reads the cache, then the bundle, then
+  /// ./relays/online_relays_gps.csv): the count from the directory, the source from where the
+  /// file was (bitchat logs it; only the cache exists in the harness's state).
+  private func reportDirectoryLoaded() {
+    let count = GeoRelayDirectory.shared.entries.count
+    let cache = ProcessInfo.processInfo.environment["XDG_DATA_HOME"].map {
+      $0 + "/bitchat/georelays_cache_v2.csv"
+    }
+    let fromCache = cache.map { FileManager.default.fileExists(atPath: $0) } ?? false
+    let source = count == 0 ? "none" : (fromCache ? "cache" : "bundle")
+    events.record("directory", ["phase": "loaded", "source": source, "count": count])
   }
 
   // MARK: - Actions, as bitchat's AppRuntime does them
@@ -131,16 +158,17 @@ final class BitchatSourceDriver {
     var fields: [String: Any] = ["action": action.name]
     if let argument = action.argument { fields["argument"] = argument }
     events.record("action", fields)
+    defer { proxyMode.check(events) }
     switch action.name {
     case "start":
       // AppRuntime: NetworkActivationService.shared.start(); the directory's first prefetch
       // when activation is allowed (GeoRelayDirectory.shared's init starts its timers).
       NetworkActivationService.shared.start()
       observeActivation()
+      _ = GeoRelayDirectory.shared
+      reportDirectoryLoaded()
       if NetworkActivationService.shared.activationAllowed {
         GeoRelayDirectory.shared.prefetchIfNeeded()
-      } else {
-        _ = GeoRelayDirectory.shared
       }
     case "background":
       TorManager.shared.setAppForeground(false)
@@ -218,5 +246,21 @@ final class BitchatSourceDriver {
     return NostrEvent(
       id: hex(64), pubkey: hex(64), created_at: Int(Date().timeIntervalSince1970),
       kind: NostrProtocol.EventKind.textNote.rawValue, tags: [], content: text, sig: hex(128))
+  }
+}
+
+/// TorURLSession's current route (it publishes none): checked after each action, on each
+/// activation change and before each network event, from any thread.
+final class ProxyModeTracker: @unchecked Sendable {
+  private let lock = NSLock()
+  private var last: String?
+
+  func check(_ events: EventStream) {
+    let mode = TorURLSession.shared.session.configuration.socksProxy == nil ? "direct" : "tor"
+    lock.withLock {
+      guard mode != last else { return }
+      last = mode
+      events.record("state", ["component": "session", "field": "proxyMode", "value": mode])
+    }
   }
 }
