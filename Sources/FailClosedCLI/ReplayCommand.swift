@@ -10,16 +10,23 @@ public struct ReplayCommand: Command {
   public let summary = "run one scenario verbosely (events, expectations, leaks)"
   public let usage = """
     Usage: failclosed replay Scenarios/NAME.json [--report DIR] [--time-scale N]
+                             [--sut model|bitchat-source] [--bitchat-src DIR]
 
     Runs one scenario as leak-audit does and prints what happened: the app's events on the
     virtual time axis, tor's timeline, each expectation met or failed with its reason, and
     each leak (class, destination, names in clear, first time, packets). A real-tor scenario
     starts its own private Tor network first (and runs in real time). With --report the
-    reports and the capture are kept in DIR. Exit codes as for leak-audit.
+    reports and the capture are kept in DIR. --sut bitchat-source runs a bitchat scenario on
+    bitchat's own code (see leak-audit --help), in real time. Exit codes as for leak-audit.
     """
   public let options: [OptionSpec] = [
     OptionSpec("report", .single, valueName: "DIR", help: "write the reports and capture here"),
     OptionSpec("time-scale", .single, valueName: "N", help: "virtual seconds per second (25)"),
+    OptionSpec(
+      "sut", .single, valueName: "model|bitchat-source",
+      help: "the system under test for a bitchat scenario (default model)"),
+    OptionSpec(
+      "bitchat-src", .single, valueName: "DIR", help: "bitchat checkout for bitchat-source"),
   ]
 
   public func run(_ arguments: ParsedArguments) async throws -> Int32 {
@@ -29,21 +36,44 @@ public struct ReplayCommand: Command {
     guard Privilege.isRoot else {
       throw UsageError("replay needs root (network namespaces, nftables, libpcap capture)")
     }
-    let scenario: Scenarios.Scenario
+    var scenario: Scenarios.Scenario
     switch ScenarioLoader.loadFile(file) {
     case .success(let loaded): scenario = loaded
     case .failure(let error):
       FailClosedMain.printError("failclosed replay: \(error)")
       return ExitCode.usage
     }
+    let sut = arguments.value("sut") ?? "model"
+    guard ["model", "bitchat-source"].contains(sut) else {
+      throw UsageError("--sut: expected model or bitchat-source, got '\(sut)'")
+    }
+    if sut == "bitchat-source" {
+      guard BitchatSourceLane.runsOnSource(scenario) else {
+        throw UsageError(
+          "--sut bitchat-source: \(file) is not a bitchat scenario of the mock lane with the arti "
+            + "personality")
+      }
+      scenario = BitchatSourceLane.onSource(scenario)
+    }
+    var driver: String?
+    switch BitchatSourceLane.prepareIfNeeded(
+      [scenario], sut: sut, bitchatSource: arguments.value("bitchat-src"))
+    {
+    case .success(let path)?: driver = path
+    case .failure(let error)?:
+      FailClosedMain.printError("failclosed replay: bitchat-source: \(error)")
+      return ExitCode.usage
+    case nil: break
+    }
     let scale = try arguments.integer("time-scale", in: 1...1000) ?? 25
     let report = arguments.value("report")
     let work =
       report.map { $0 + "/work" } ?? NSTemporaryDirectory() + "failclosed-replay-\(getpid())"
-    let runner = ScenarioRunner(
-      options: ScenarioRunner.Options(
-        executable: LeakAuditCommand.executablePath(), timeScale: Double(scale),
-        workDirectory: work))
+    var runnerOptions = ScenarioRunner.Options(
+      executable: LeakAuditCommand.executablePath(), timeScale: Double(scale),
+      workDirectory: work, bitchatSourceDriver: driver)
+    runnerOptions.substituteBitchatSource = sut == "bitchat-source"
+    let runner = ScenarioRunner(options: runnerOptions)
     print("\(scenario.name): \(scenario.title)\n  proves: \(scenario.proves)")
     let result: ScenarioResult
     var networkReady: Double?
