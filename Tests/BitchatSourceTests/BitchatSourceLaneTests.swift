@@ -47,3 +47,38 @@ struct BitchatSourceLaneTests {
     #expect(canaryResult.verdict == .pass, "\(canaryResult.judgement.reasons)")
   }
 }
+
+/// Runs `failclosed` with `arguments`; its exit status and its output (stdout and stderr).
+func runFailclosed(_ arguments: [String]) throws -> (status: Int32, output: String) {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: failclosedBinary)
+  process.arguments = arguments
+  let pipe = Pipe()
+  process.standardOutput = pipe
+  process.standardError = pipe
+  try process.run()
+  let data = pipe.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}
+
+/// leak-audit's bitchat-source options: bad input is a usage error naming the option, and an
+/// explicit checkout that is not there says how to get one (exit 2, nothing run).
+@Suite(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+struct BitchatSourceLeakAuditOptionTests {
+  @Test func aBadSystemUnderTestIsAUsageError() throws {
+    let result = try runFailclosed(["leak-audit", "--sut", "iphone", "--lane", "mock"])
+    #expect(result.status == 2)
+    #expect(result.output.contains("--sut: expected model or bitchat-source, got 'iphone'"))
+  }
+
+  @Test func aMissingExplicitCheckoutSaysHowToGetOne() throws {
+    let missing = NSTemporaryDirectory() + "fc-no-bitchat-\(getpid())"
+    let result = try runFailclosed([
+      "leak-audit", "--sut", "bitchat-source", "--bitchat-src", missing, "--lane", "mock",
+    ])
+    #expect(result.status == 2)
+    #expect(result.output.contains("no bitchat checkout at \(missing)"))
+    #expect(result.output.contains("git clone https://github.com/permissionlesstech/bitchat"))
+  }
+}
