@@ -1,5 +1,6 @@
 import Foundation
-import Network
+
+@testable import Network
 
 /// Collects an NWConnection's states, thread-safely.
 final class StateLog: @unchecked Sendable {
@@ -12,6 +13,43 @@ final class StateLog: @unchecked Sendable {
 /// The Network shim against Apple's behaviour for TCP connections and path monitoring.
 enum NetworkChecks {
   static let all: [Check] = [
+    Check("Network: a socket connected to itself (Linux's ephemeral ports include 39050) is not a connection") {
+      // Deterministic self-connection: bind to a port, then connect to that same port.
+      let port = LoopbackListener.closedPort()
+      let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+      defer { close(fd) }
+      var address = sockaddr_in()
+      address.sin_family = sa_family_t(AF_INET)
+      address.sin_addr.s_addr = inet_addr("127.0.0.1")
+      address.sin_port = port.bigEndian
+      let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+          bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+      }
+      let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+          connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+      }
+      guard bound == 0, connected == 0 else { return "could not make a self-connection" }
+      guard NWConnection.isSelfConnection(fd, port: port) else { return "not recognised" }
+      let listener = LoopbackListener()
+      defer { listener.close() }
+      let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+      defer { close(client) }
+      var target = sockaddr_in()
+      target.sin_family = sa_family_t(AF_INET)
+      target.sin_addr.s_addr = inet_addr("127.0.0.1")
+      target.sin_port = listener.port.bigEndian
+      _ = withUnsafePointer(to: &target) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+          connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+      }
+      return NWConnection.isSelfConnection(client, port: listener.port)
+        ? "a real connection taken for a self-connection" : nil
+    },
     Check("Network: a refused TCP connect is .waiting(ECONNREFUSED), never .failed (Apple)") {
       let port = LoopbackListener.closedPort()
       let connection = NWConnection(

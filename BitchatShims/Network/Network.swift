@@ -216,7 +216,9 @@ public final class NWConnection: @unchecked Sendable {
       close(fd)
       return
     }
-    if connect(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 {
+    if connect(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0,
+      !Self.isSelfConnection(fd, port: port.rawValue)
+    {
       transition(to: .ready)
     } else {
       // Apple: a refused or unreachable TCP connect leaves the connection waiting for a
@@ -225,6 +227,31 @@ public final class NWConnection: @unchecked Sendable {
       transition(to: .waiting(.posix(code)))
     }
   }
+}
+
+extension NWConnection {
+  /// Linux's ephemeral ports (32768-60999) include bitchat's 39050, so a connect to an unbound
+  /// loopback port can pick it as its own source port and connect to itself (TCP simultaneous
+  /// open). Darwin's ephemeral range (49152-65535) cannot, so on Apple that connect is refused:
+  /// the shim reports it as refused too.
+  static func isSelfConnection(_ fd: Int32, port: UInt16) -> Bool {
+    var local = sockaddr_storage()
+    var peer = sockaddr_storage()
+    var localLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
+    var peerLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
+    let gotLocal = withUnsafeMutablePointer(to: &local) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &localLength) }
+    }
+    let gotPeer = withUnsafeMutablePointer(to: &peer) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &peerLength) }
+    }
+    guard gotLocal == 0, gotPeer == 0, localLength == peerLength else { return false }
+    // The same address and port on both ends: the socket is connected to itself.
+    return withUnsafeBytes(of: &local) { a in
+      withUnsafeBytes(of: &peer) { b in a.prefix(Int(localLength)).elementsEqual(b.prefix(Int(peerLength))) }
+    }
+  }
+
 }
 
 public struct NWPath: Equatable {
