@@ -50,6 +50,9 @@ let package = Package(
         "Scenarios", "SystemUnderTest", "Sandbox", "Testnet", "Capture", "Audit",
         "FailClosedSupport",
       ]),
+    // The bitchat-source lane: bitchat's own files, found in a checkout and built with the
+    // project's shims (BitchatShims/) in a generated package.
+    .target(name: "BitchatSource", dependencies: ["Digest", "FailClosedSupport"]),
     // Scenario files, the runner and the reports.
     .target(
       name: "Scenarios",
@@ -62,7 +65,7 @@ let package = Package(
       name: "FailClosedCLI",
       dependencies: [
         "OONI", "Scenarios", "Sandbox", "SystemUnderTest", "MockTor", "Audit", "Capture", "Testnet",
-        "RealTorLane", "TLS", "FailClosedSupport",
+        "RealTorLane", "TLS", "BitchatSource", "FailClosedSupport",
       ]),
     .executableTarget(name: "failclosed", dependencies: ["FailClosedCLI"]),
     // Load generators for tools/bench: the SOCKS load client and the capture-fidelity sender.
@@ -96,6 +99,10 @@ let package = Package(
       name: "OONITests", dependencies: ["OONI", "Scenarios", "TorControl"],
       exclude: ["corpus", "synthetic"]),
     .testTarget(name: "CLITests", dependencies: ["FailClosedCLI", "FailClosedSupport"]),
+    .testTarget(
+      name: "BitchatSourceTests",
+      dependencies: ["BitchatSource", "Scenarios", "FailClosedSupport"],
+      exclude: ["Fixtures"]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -15,6 +15,7 @@ public enum FailClosedMain {
     ReplayCommand(),
     CheckCommand(),
     OONICommand(),
+    BitchatSourceCommand(),
     CompletionCommand(),
   ]
 
@@ -26,9 +27,11 @@ public enum FailClosedMain {
 
   public static func helpText() -> String {
     var lines = [overview, "", "Commands:"]
+    // The summaries line up after the longest name (a name is never cut).
+    let width = (commands.map(\.name.count).max() ?? 0) + 2
     for command in commands {
       lines.append(
-        "  " + command.name.padding(toLength: 12, withPad: " ", startingAt: 0)
+        "  " + command.name.padding(toLength: width, withPad: " ", startingAt: 0)
           + command.summary)
     }
     lines.append("")

@@ -13,7 +13,8 @@ public struct LeakAuditCommand: Command {
   public let usage = """
     Usage: failclosed leak-audit [PATH ...] [--report DIR] [--filter TEXT] [--shard I/N]
                                  [--lane mock|real|all] [--jobs N] [--keep-pcaps]
-                                 [--time-scale N]
+                                 [--time-scale N] [--sut model|bitchat-source]
+                                 [--bitchat-src DIR]
 
     Runs each scenario file (PATH: files or directories, default Scenarios/ and Scenarios/ooni/,
     the replayed OONI measurements) in fresh network
@@ -31,6 +32,13 @@ public struct LeakAuditCommand: Command {
     capture allows only the network's relays (from its consensus) and the bridge. Each report
     carries tor's bootstrap timeline and the seconds the network took to become ready.
     --lane picks the lanes (default all); --filter and --shard apply to both.
+
+    --sut bitchat-source runs bitchat's own code instead of the model: the bitchat scenarios of
+    the mock lane (arti personality) with the `apple` transport and the naive-port canary with
+    stock swift-corelibs URLSession (`linux-foundation`), in real time (bitchat reads the wall
+    clock), through the driver built from a bitchat checkout (--bitchat-src DIR, default
+    ../shared/upstream/bitchat; see `failclosed bitchat-source`). Files with the profile
+    bitchat-source always run on it; without a checkout they are skipped with a note.
 
     Verdicts: PASS, LEAK (a leak, or a canary that was not caught), FAILED (an expectation not
     met), INCONCLUSIVE (drops, no positive control, a run error; never shown as a pass).
@@ -52,6 +60,11 @@ public struct LeakAuditCommand: Command {
       "jobs", .single, valueName: "N", help: "mock scenarios run side by side (default 2)"),
     OptionSpec("keep-pcaps", .flag, help: "keep every capture in DIR/pcaps, not only failures"),
     OptionSpec("time-scale", .single, valueName: "N", help: "virtual seconds per second (25)"),
+    OptionSpec(
+      "sut", .single, valueName: "model|bitchat-source",
+      help: "the system under test for bitchat scenarios (default model)"),
+    OptionSpec(
+      "bitchat-src", .single, valueName: "DIR", help: "bitchat checkout for bitchat-source"),
   ]
 
   public func run(_ arguments: ParsedArguments) async throws -> Int32 {
@@ -85,6 +98,24 @@ public struct LeakAuditCommand: Command {
         FailClosedMain.printError("failclosed leak-audit: \(error)")
       }
     }
+    let sut = arguments.value("sut") ?? "model"
+    guard ["model", "bitchat-source"].contains(sut) else {
+      throw UsageError("--sut: expected model or bitchat-source, got '\(sut)'")
+    }
+    if sut == "bitchat-source" {
+      scenarios = scenarios.filter(BitchatSourceLane.runsOnSource).map(BitchatSourceLane.onSource)
+    }
+    let driver = BitchatSourceLane.prepareIfNeeded(
+      scenarios, sut: sut, bitchatSource: arguments.value("bitchat-src"))
+    if case .failure(let error)? = driver {
+      if arguments.value("bitchat-src") != nil || !error.isMissingCheckout {
+        FailClosedMain.printError("failclosed leak-audit: bitchat-source: \(error)")
+        return ExitCode.usage
+      }
+      FailClosedMain.printError("failclosed leak-audit: skipping the bitchat-source lane: \(error)")
+      scenarios = scenarios.filter { $0.app.profile != .bitchatSource }
+      if sut == "bitchat-source" { scenarios = [] }
+    }
     let selected = ScenarioSelection.select(
       scenarios, filter: arguments.value("filter"), shard: shard
     ).filter { scenario in
@@ -98,13 +129,18 @@ public struct LeakAuditCommand: Command {
     let report = arguments.value("report") ?? Self.defaultReportDirectory
     let keepAll = arguments.has("keep-pcaps")
     let work = report + "/work"
-    let runner = ScenarioRunner(
-      options: ScenarioRunner.Options(
-        executable: Self.executablePath(), timeScale: Double(scale), workDirectory: work))
+    var runnerOptions = ScenarioRunner.Options(
+      executable: Self.executablePath(), timeScale: Double(scale), workDirectory: work,
+      bitchatSourceDriver: try? driver?.get())
+    runnerOptions.substituteBitchatSource = sut == "bitchat-source"
+    let runner = ScenarioRunner(options: runnerOptions)
     let startedAt = ISO8601DateFormatter().string(from: Date())
     print(
       "failclosed leak-audit: \(selected.count) scenarios: \(mockLane.count) on the mock lane, "
         + "\(jobs) at a time, time x\(scale); \(realLane.count) on the real-Tor lane, in turn")
+    if let path = try? driver?.get() {
+      print("bitchat-source: bitchat's own code (\(path)), in real time")
+    }
     let progress = ProgressCounter()
     var results = await Self.runAll(
       mockLane, runner: runner, jobs: jobs, total: selected.count, progress: progress)

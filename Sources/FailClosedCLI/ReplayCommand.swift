@@ -12,6 +12,7 @@ public struct ReplayCommand: Command {
   public let summary = "run one scenario verbosely (events as they happen, expectations, leaks)"
   public let usage = """
     Usage: failclosed replay Scenarios/NAME.json [--report DIR] [--time-scale N]
+                             [--sut model|bitchat-source] [--bitchat-src DIR]
            failclosed replay --from-ooni FILE.json [--profile P] [--force] [--report DIR]
 
     Runs one scenario as leak-audit does and prints what happened: the app's events (and the
@@ -25,7 +26,8 @@ public struct ReplayCommand: Command {
     --from-ooni converts an OONI measurement in memory (as `failclosed ooni convert` does) and
     runs it on the real-Tor lane; it prints measured next to reproduced: the bootstrap stop,
     each target class's reachability, and the app's verdict (a mismatch is a FAILED
-    expectation with both values).
+    expectation with both values). --sut bitchat-source runs a bitchat scenario on bitchat's
+    own code (see leak-audit --help), in real time.
     """
   /// The options; where the scenario comes from is decided in ``scenario(_:)`` alone.
   public let options: [OptionSpec] = [
@@ -40,6 +42,11 @@ public struct ReplayCommand: Command {
       "profile", .single, valueName: "P",
       help: "--from-ooni: the app (bitchat, hardened, onion-browser)"),
     OptionSpec("force", .flag, help: "--from-ooni: run a measurement that is not censorship"),
+    OptionSpec(
+      "sut", .single, valueName: "model|bitchat-source",
+      help: "the system under test for a bitchat scenario (default model)"),
+    OptionSpec(
+      "bitchat-src", .single, valueName: "DIR", help: "bitchat checkout for bitchat-source"),
   ]
 
   public func run(_ arguments: ParsedArguments) async throws -> Int32 {
@@ -47,7 +54,29 @@ public struct ReplayCommand: Command {
     guard Privilege.isRoot else {
       throw UsageError("replay needs root (network namespaces, nftables, libpcap capture)")
     }
-    guard let scenario = try Self.scenario(arguments) else { return ExitCode.usage }
+    guard var scenario = try Self.scenario(arguments) else { return ExitCode.usage }
+    let sut = arguments.value("sut") ?? "model"
+    guard ["model", "bitchat-source"].contains(sut) else {
+      throw UsageError("--sut: expected model or bitchat-source, got '\(sut)'")
+    }
+    if sut == "bitchat-source" {
+      guard BitchatSourceLane.runsOnSource(scenario) else {
+        throw UsageError(
+          "--sut bitchat-source: \(scenario.path) is not a bitchat scenario of the mock lane with "
+            + "the arti personality")
+      }
+      scenario = BitchatSourceLane.onSource(scenario)
+    }
+    var driver: String?
+    switch BitchatSourceLane.prepareIfNeeded(
+      [scenario], sut: sut, bitchatSource: arguments.value("bitchat-src"))
+    {
+    case .success(let path)?: driver = path
+    case .failure(let error)?:
+      FailClosedMain.printError("failclosed replay: bitchat-source: \(error)")
+      return ExitCode.usage
+    case nil: break
+    }
     let report =
       arguments.value("report")
       ?? LeakAuditCommand.defaultReportDirectory + "/" + scenario.name
@@ -70,10 +99,11 @@ public struct ReplayCommand: Command {
       for event in result.outcome.events { Self.emit(Self.line(event)) }
     } else {
       Self.emit("\nevents (virtual seconds, as they happen):")
-      let runner = ScenarioRunner(
-        options: ScenarioRunner.Options(
-          executable: LeakAuditCommand.executablePath(), timeScale: Double(scale),
-          workDirectory: work, onEvent: { Self.emit(Self.line($0)) }))
+      var runnerOptions = ScenarioRunner.Options(
+        executable: LeakAuditCommand.executablePath(), timeScale: Double(scale),
+        workDirectory: work, onEvent: { Self.emit(Self.line($0)) }, bitchatSourceDriver: driver)
+      runnerOptions.substituteBitchatSource = sut == "bitchat-source"
+      let runner = ScenarioRunner(options: runnerOptions)
       result = ScenarioResult(scenario: scenario, outcome: await runner.run(scenario))
     }
     Self.printResult(result, lane: scenario.lane)

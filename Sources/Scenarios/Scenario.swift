@@ -332,6 +332,9 @@ public struct AppPlan: Sendable, Equatable {
     case onionBrowser3 = "onion-browser-3"
     /// The current release (3.X): an alias of onion-browser-3.
     case onionBrowser = "onion-browser"
+    /// bitchat's own code, unmodified (the bitchat-source lane): the driver built from a
+    /// bitchat checkout with the project's shims, in real time (bitchat reads the wall clock).
+    case bitchatSource = "bitchat-source"
 
     /// One of Onion Browser's versions.
     public var isOnionBrowser: Bool {

@@ -25,16 +25,23 @@ public struct ScenarioRunner: Sendable {
     /// changes), on the runner's thread: `replay` streams them, so an interrupted run still
     /// shows what happened up to then.
     public var onEvent: (@Sendable (ScenarioEvent) -> Void)?
+    /// The bitchat-source lane's driver (BitchatSource), for `bitchat-source` scenarios; with
+    /// `substituteBitchatSource` (leak-audit --sut bitchat-source) it also runs the `bitchat`
+    /// scenarios (apple transport) and the naive-port canary (linux-foundation transport).
+    public var bitchatSourceDriver: String?
+    public var substituteBitchatSource = false
 
     public init(
       executable: String, timeScale: Double = 25, grace: Double = 1,
-      workDirectory: String? = nil, onEvent: (@Sendable (ScenarioEvent) -> Void)? = nil
+      workDirectory: String? = nil, onEvent: (@Sendable (ScenarioEvent) -> Void)? = nil,
+      bitchatSourceDriver: String? = nil
     ) {
       self.executable = executable
       self.timeScale = timeScale
       self.grace = grace
       self.workDirectory = workDirectory
       self.onEvent = onEvent
+      self.bitchatSourceDriver = bitchatSourceDriver
     }
   }
 
@@ -65,6 +72,11 @@ public struct ScenarioRunner: Sendable {
         file: scenario.path, path: "lane",
         message: "a real-tor scenario: it runs in the private network (RealLaneRunner)")
     }
+    // bitchat's own code reads the wall clock: its scenarios run in real time.
+    let sourceTransport = try ScenarioCommandLines.bitchatSourceTransport(
+      scenario, driver: options.bitchatSourceDriver, substitute: options.substituteBitchatSource)
+    var options = options
+    if sourceTransport != nil { options.timeScale = 1 }
     let wallStart = Date()
     // Unique per run: the same scenario may run several times side by side.
     let unique = "\(scenario.name)-\(UUID().uuidString.prefix(8))"
@@ -107,12 +119,18 @@ public struct ScenarioRunner: Sendable {
     }
     let appOutput = directory + "/app.jsonl"
     let runStart = Date().timeIntervalSince1970
-    let app = try DeviceCommand(
-      ScenarioCommandLines.app(
+    let appCommand =
+      sourceTransport.map {
+        ScenarioCommandLines.bitchatSourceApp(
+          driver: options.bitchatSourceDriver!, transport: $0,
+          actionsFile: directory + "/actions.jsonl", stateDirectory: directory + "/state",
+          trustAnchors: trustAnchors)
+      }
+      ?? ScenarioCommandLines.app(
         scenario, executable: options.executable, timeScale: options.timeScale,
         actionsFile: directory + "/actions.jsonl", stateDirectory: directory + "/state",
-        trustAnchors: trustAnchors),
-      in: run, output: appOutput)
+        trustAnchors: trustAnchors)
+    let app = try DeviceCommand(appCommand, in: run, output: appOutput)
 
     // Timed changes on the Tor side and in the censor, in virtual time order.
     var changes: [(time: Double, apply: () throws -> Void)] = []

@@ -1,0 +1,182 @@
+// arti.h for Linux, following bitchat's arti-bitchat/src/lib.rs line by line: the same return
+// codes, the same summaries in the same order, progress only 0 or 100, arti_stop's 200 ms
+// sleep, and the SOCKS listener bound only after the bootstrap. What lib.rs gets from
+// arti-client (TorClient::create_bootstrapped, the SOCKS listener) comes from an ArtiBootstrap
+// backend: on the mock lane, the harness's mock Tor with the arti personality, which itself
+// binds SOCKS only once bootstrapped.
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// lib.rs's statics: ARTI_STATE's shutdown sender, IS_RUNNING, BOOTSTRAP_PROGRESS,
+/// BOOTSTRAP_SUMMARY.
+final class ArtiState: @unchecked Sendable {
+  static let shared = ArtiState()
+  private let lock = NSLock()
+  private var running = false
+  private var progress: Int32 = 0
+  private var summary = ""
+  private var shutdown: ArtiShutdown?
+  var backend: any ArtiBootstrap = ArtiBackendChoice.fromEnvironment()
+
+  var isRunning: Bool {
+    get { lock.withLock { running } }
+    set { lock.withLock { running = newValue } }
+  }
+  var bootstrapProgress: Int32 {
+    get { lock.withLock { progress } }
+    set { lock.withLock { progress = newValue } }
+  }
+  var bootstrapSummary: String {
+    get { lock.withLock { summary } }
+    set { lock.withLock { summary = newValue } }
+  }
+  func replaceShutdown(_ new: ArtiShutdown?) -> ArtiShutdown? {
+    lock.withLock {
+      let old = shutdown
+      shutdown = new
+      return old
+    }
+  }
+}
+
+/// lib.rs's oneshot shutdown channel: sent once, observed by the running task.
+final class ArtiShutdown: @unchecked Sendable {
+  private let condition = NSCondition()
+  private var sent = false
+  func send() {
+    condition.lock()
+    sent = true
+    condition.broadcast()
+    condition.unlock()
+  }
+  var isSent: Bool {
+    condition.lock()
+    defer { condition.unlock() }
+    return sent
+  }
+  func wait() {
+    condition.lock()
+    while !sent { condition.wait() }
+    condition.unlock()
+  }
+}
+
+/// What arti-client does in lib.rs's run_arti: bootstrap (TorClient::create_bootstrapped, which
+/// does not look at the shutdown signal), then serve SOCKS on `socksPort` until shutdown.
+public protocol ArtiBootstrap: Sendable {
+  /// Blocks until bootstrapped; throws the error text lib.rs would put after "Error: ".
+  func bootstrap(stateDirectory: String, cacheDirectory: String) throws
+  /// Binds the SOCKS listener (after the bootstrap) and serves until `stop` is called.
+  func serveSOCKS(port: UInt16) throws -> ArtiListener
+}
+
+public protocol ArtiListener: Sendable {
+  func stop()
+}
+
+/// Which backend: FAILCLOSED_ARTI=external:HOST:PORT (default external:127.0.0.1:39050) waits
+/// for the harness's mock Tor (arti personality) to bind its SOCKS port, which it does only
+/// once its bootstrap plan completes; that port then is the listener.
+enum ArtiBackendChoice {
+  static func fromEnvironment() -> any ArtiBootstrap {
+    let value = ProcessInfo.processInfo.environment["FAILCLOSED_ARTI"] ?? "external:127.0.0.1:39050"
+    let parts = value.split(separator: ":", maxSplits: 1).map(String.init)
+    let address = parts.count == 2 ? parts[1] : "127.0.0.1:39050"
+    return ExternalArtiBootstrap(address: address)
+  }
+}
+
+@_cdecl("arti_start")
+public func arti_start(_ dataDir: UnsafePointer<CChar>?, _ socksPort: UInt16) -> Int32 {
+  let state = ArtiState.shared
+  if state.isRunning { return -1 }
+  guard let dataDir, let path = String(validatingCString: dataDir) else { return -2 }
+  let shutdown = ArtiShutdown()
+  _ = state.replaceShutdown(shutdown)
+  let backend = state.backend
+  // lib.rs spawns run_arti on the tokio runtime, then sets IS_RUNNING and "Starting..."; the
+  // spawned task runs once a worker picks it up, after those stores. The thread waits for
+  // them so "Starting..." is never written over "Configuring..." or "Bootstrapping...".
+  let spawned = DispatchSemaphore(value: 0)
+  Thread.detachNewThread {
+    spawned.wait()
+    do {
+      try runArti(dataDirectory: path, socksPort: socksPort, shutdown: shutdown, backend: backend)
+    } catch {
+      state.bootstrapSummary = "Error: \(error)"
+    }
+    state.isRunning = false
+    state.bootstrapProgress = 0
+  }
+  state.isRunning = true
+  state.bootstrapProgress = 0
+  state.bootstrapSummary = "Starting..."
+  spawned.signal()
+  return 0
+}
+
+@_cdecl("arti_stop")
+public func arti_stop() -> Int32 {
+  let state = ArtiState.shared
+  if !state.isRunning { return -1 }
+  state.replaceShutdown(nil)?.send()
+  // lib.rs: "Give async tasks time to complete".
+  usleep(200_000)
+  state.isRunning = false
+  state.bootstrapProgress = 0
+  state.bootstrapSummary = ""
+  return 0
+}
+
+@_cdecl("arti_is_running")
+public func arti_is_running() -> Int32 { ArtiState.shared.isRunning ? 1 : 0 }
+
+@_cdecl("arti_bootstrap_progress")
+public func arti_bootstrap_progress() -> Int32 { ArtiState.shared.bootstrapProgress }
+
+@_cdecl("arti_bootstrap_summary")
+public func arti_bootstrap_summary(_ buffer: UnsafeMutablePointer<CChar>?, _ length: Int32) -> Int32 {
+  guard let buffer, length > 0 else { return -1 }
+  let bytes = Array(ArtiState.shared.bootstrapSummary.utf8)
+  let count = min(bytes.count, Int(length) - 1)
+  for index in 0..<count { buffer[index] = CChar(bitPattern: bytes[index]) }
+  buffer[count] = 0
+  return Int32(count)
+}
+
+@_cdecl("arti_go_dormant")
+public func arti_go_dormant() -> Int32 {
+  guard ArtiState.shared.isRunning else { return -1 }
+  ArtiState.shared.bootstrapSummary = "Dormant"
+  return 0
+}
+
+@_cdecl("arti_wake")
+public func arti_wake() -> Int32 {
+  guard ArtiState.shared.isRunning else { return -1 }
+  ArtiState.shared.bootstrapSummary = "Active"
+  return 0
+}
+
+/// lib.rs's run_arti.
+func runArti(
+  dataDirectory: String, socksPort: UInt16, shutdown: ArtiShutdown, backend: any ArtiBootstrap
+) throws {
+  let state = ArtiState.shared
+  try FileManager.default.createDirectory(
+    atPath: dataDirectory, withIntermediateDirectories: true)
+  state.bootstrapSummary = "Configuring..."
+  let stateDirectory = dataDirectory + "/state"
+  let cacheDirectory = dataDirectory + "/cache"
+  state.bootstrapSummary = "Bootstrapping..."
+  try backend.bootstrap(stateDirectory: stateDirectory, cacheDirectory: cacheDirectory)
+  state.bootstrapProgress = 100
+  state.bootstrapSummary = "Ready"
+  let listener = try backend.serveSOCKS(port: socksPort)
+  shutdown.wait()
+  listener.stop()
+  state.bootstrapSummary = "Shutting down..."
+}

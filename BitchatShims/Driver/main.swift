@@ -1,0 +1,101 @@
+import Foundation
+import FoundationNetworkingShim
+import TLS
+import Tor
+import ArtiLinux
+
+// bitchat-source-driver --actions FILE [--state-dir DIR] [--ca FILE]
+//                       [--transport apple|linux-foundation]
+// Everything bitchat keeps on disk goes under the state directory: its Application Support
+// (XDG_DATA_HOME: the Arti data directory, the relay-directory cache) and UserDefaults.
+
+func usage(_ message: String) -> Never {
+  FileHandle.standardError.write(("bitchat-source-driver: " + message + "\n").data(using: .utf8)!)
+  exit(2)
+}
+
+var options: [String: String] = [:]
+var arguments = Array(CommandLine.arguments.dropFirst())
+while !arguments.isEmpty {
+  let name = arguments.removeFirst()
+  guard name.hasPrefix("--"), !arguments.isEmpty else { usage("bad argument '\(name)'") }
+  options[String(name.dropFirst(2))] = arguments.removeFirst()
+}
+guard let actionsFile = options["actions"] else { usage("--actions FILE is required") }
+let stateDirectory = options["state-dir"] ?? NSTemporaryDirectory() + "bitchat-source-\(getpid())"
+setenv("XDG_DATA_HOME", stateDirectory + "/data", 1)
+setenv("XDG_CONFIG_HOME", stateDirectory + "/config", 1)
+try? FileManager.default.createDirectory(atPath: stateDirectory + "/data/bitchat", withIntermediateDirectories: true)
+
+if let transport = options["transport"] {
+  guard let chosen = BitchatTransport(rawValue: transport) else {
+    usage("--transport must be apple or linux-foundation, got '\(transport)'")
+  }
+  BitchatTransport.current = chosen
+}
+if let ca = options["ca"] {
+  guard let pem = try? String(contentsOfFile: ca, encoding: .utf8) else { usage("--ca \(ca): unreadable") }
+  AppleTransportSettings.trust = .pem(pem)
+}
+
+// The scenario's preferences (UserDefaults) and the relay directory cached by an earlier run.
+let defaults = UserDefaults.standard
+for key in defaults.dictionaryRepresentation().keys { defaults.removeObject(forKey: key) }
+if let data = FileManager.default.contents(atPath: stateDirectory + "/preferences.json"),
+  let preferences = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+{
+  for (key, value) in preferences { defaults.set(value, forKey: key) }
+}
+let cache = stateDirectory + "/georelays_cache_v2.csv"
+if FileManager.default.fileExists(atPath: cache) {
+  try? FileManager.default.removeItem(atPath: stateDirectory + "/data/bitchat/georelays_cache_v2.csv")
+  try? FileManager.default.copyItem(atPath: cache, toPath: stateDirectory + "/data/bitchat/georelays_cache_v2.csv")
+}
+
+let actions: [DriverAction]
+do {
+  guard let text = try? String(contentsOfFile: actionsFile, encoding: .utf8) else {
+    usage("--actions \(actionsFile): unreadable")
+  }
+  actions = try DriverAction.parse(text, file: actionsFile)
+} catch {
+  usage("\(error)")
+}
+
+// Events keep the launch stdout; bitchat's own log (SecureLogger prints to stdout off
+// Apple) and stderr go to a file beside the state.
+EventStream.shared.takeStandardOutput(logPath: stateDirectory + "/bitchat.log")
+_ = freopen(stateDirectory + "/bitchat.log", "a", stderr)
+
+signal(SIGPIPE, SIG_IGN)
+for signalNumber in [SIGINT, SIGTERM] {
+  signal(signalNumber) { _ in
+    _ = arti_stop()
+    exit(0)
+  }
+}
+
+Task { @MainActor in
+  let driver = BitchatSourceDriver()
+  driver.observe()
+  EventStream.shared.record(
+    "state",
+    [
+      "component": "app", "field": "profile", "value": "bitchat-source",
+      "transport": BitchatTransport.current.rawValue, "torEnforced": TorManager.shared.torEnforced,
+    ])
+  for action in actions {
+    if let at = action.at {
+      let delay = at - EventStream.shared.now
+      if delay > 0 { try? await Task.sleep(nanoseconds: UInt64(delay * 1e9)) }
+    }
+    driver.perform(action)
+    if action.name == "wait", let seconds = (action.fields["seconds"] as? NSNumber)?.doubleValue {
+      try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+    }
+  }
+  EventStream.shared.record("action", ["action": "end"])
+  _ = arti_stop()
+  exit(0)
+}
+RunLoop.main.run()

@@ -1,0 +1,84 @@
+import Foundation
+
+/// Reads the compiler's diagnostics for the generated package: an error in one of bitchat's
+/// files about a name the build does not know becomes ``BitchatSourceError/unknownSymbol``,
+/// naming the bitchat file (its path in the checkout), the symbol and the shim that would have
+/// to provide it.
+public enum BitchatDiagnostics {
+  /// Names the shims provide, by module, to decide which one lacks a symbol.
+  static let combineNames: Set<String> = [
+    "ObservableObject", "Published", "AnyPublisher", "Publisher", "Empty", "Just",
+    "CurrentValueSubject", "PassthroughSubject", "AnyCancellable", "Cancellable", "sink",
+    "receive", "removeDuplicates", "dropFirst", "eraseToAnyPublisher", "store", "debounce",
+    "throttle", "combineLatest", "merge", "assign", "Subscribers", "Future", "Deferred",
+  ]
+
+  public static func parse(_ output: String, links: [String: String], root: String)
+    -> [BitchatSourceError]
+  {
+    var errors: [BitchatSourceError] = []
+    var seen = Set<String>()
+    for line in output.split(separator: "\n") {
+      let text = String(line)
+      guard let range = text.range(of: ": error: ") else { continue }
+      let location = text[..<range.lowerBound].split(separator: ":")
+      guard location.count >= 3, let lineNumber = Int(location[location.count - 2]) else {
+        continue
+      }
+      let path = location.dropLast(2).joined(separator: ":")
+      let message = String(text[range.upperBound...])
+      guard let relative = links[path] ?? links[(path as NSString).standardizingPath] else {
+        continue
+      }
+      guard let (symbol, owner) = symbol(in: message) else { continue }
+      let shim = shimModule(for: symbol, owner: owner)
+      let file = root + "/" + relative
+      if seen.insert("\(file):\(lineNumber):\(symbol)").inserted {
+        errors.append(
+          .unknownSymbol(
+            file: file, line: lineNumber, symbol: symbol, shim: shim, diagnostic: message))
+      }
+    }
+    return errors
+  }
+
+  /// The unknown name in a diagnostic, and the type or module it was looked up in, if any.
+  static func symbol(in message: String) -> (String, String?)? {
+    let quoted = message.split(separator: "'", omittingEmptySubsequences: false).enumerated()
+      .filter { $0.offset % 2 == 1 }.map { String($0.element) }
+    if message.hasPrefix("cannot find type") || message.hasPrefix("cannot find '") {
+      return quoted.first.map { ($0, nil) }
+    }
+    if message.hasPrefix("no such module") { return quoted.first.map { ($0, "module") } }
+    if message.contains("has no member") {
+      // "value of type 'T' has no member 'm'", "type 'T' has no member 'm'",
+      // "module 'M' has no member named 'm'"
+      guard quoted.count >= 2 else { return nil }
+      return (quoted[1], quoted[0])
+    }
+    if message.hasPrefix("unknown attribute") { return quoted.first.map { ($0, nil) } }
+    return nil
+  }
+
+  /// Which shim module would provide `symbol` (looked up in `owner`).
+  static func shimModule(for symbol: String, owner: String?) -> String {
+    if owner == "module" { return "no shim module named \(symbol) (BitchatShims/\(symbol))" }
+    let name = owner ?? symbol
+    // "AnyPublisher<Int, Never>" -> "AnyPublisher"; "NWEndpoint.Host" -> "NWEndpoint".
+    let unqualified = name.split(separator: "<").first.map(String.init) ?? name
+    let base = unqualified.split(separator: ".").first.map(String.init) ?? unqualified
+    if base.hasPrefix("NW") || ["IPv4Address", "IPv6Address", "Network"].contains(base) {
+      return "the Network shim (BitchatShims/Network)"
+    }
+    if combineNames.contains(base) || base.hasSuffix("Subject") || base.hasSuffix("Publisher")
+      || base == "Combine"
+    {
+      return "the Combine shim (BitchatShims/Combine)"
+    }
+    if base.hasPrefix("URL") || base.hasPrefix("HTTP") || base == "FoundationNetworking" {
+      return "the FoundationNetworking shim (BitchatShims/FoundationNetworkingShim)"
+    }
+    if base.hasPrefix("arti_") { return "arti.h (BitchatShims/ArtiLinux)" }
+    return "the app stand-ins (BitchatShims/AppStandIns)"
+  }
+}

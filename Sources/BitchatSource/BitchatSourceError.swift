@@ -1,0 +1,30 @@
+/// Why the bitchat-source lane cannot build or run; each names the place at fault.
+public enum BitchatSourceError: Error, CustomStringConvertible, Equatable, Sendable {
+  case noCheckout(String)
+  case missingFile(root: String, path: String)
+  /// A symbol a bitchat file needs that no shim provides.
+  case unknownSymbol(file: String, line: Int, symbol: String, shim: String, diagnostic: String)
+  case buildFailed(String)
+  case noShims(String)
+
+  public var description: String {
+    switch self {
+    case .noCheckout(let root):
+      return """
+        no bitchat checkout at \(root): the bitchat-source lane needs one. Get it with
+          git clone https://github.com/permissionlesstech/bitchat \(root)
+        or pass --bitchat-src DIR (a checkout of permissionlesstech/bitchat); the lane is skipped
+        without it.
+        """
+    case .missingFile(let root, let path):
+      return
+        "\(root)/\(path): missing; the bitchat-source lane needs this file of bitchat's Tor layer "
+        + "(is \(root) a bitchat checkout?)"
+    case .unknownSymbol(let file, let line, let symbol, let shim, let diagnostic):
+      return
+        "\(file):\(line): '\(symbol)' is provided by no shim: \(shim) lacks it (compiler: \(diagnostic))"
+    case .buildFailed(let text): return "the generated package did not build: \(text)"
+    case .noShims(let path): return "the project's shims are not at \(path)"
+    }
+  }
+}

@@ -1,0 +1,41 @@
+import Foundation
+
+/// Where the lane's inputs are: the project's root (for BitchatShims/ and the modules the
+/// shims link), the default bitchat checkout beside it, and the build cache.
+public enum BitchatSourceLocation {
+  /// The package root this build came from (the directory holding Package.swift).
+  public static var packageRoot: String {
+    var url = URL(fileURLWithPath: #filePath)
+    for _ in 0..<3 { url.deleteLastPathComponent() }
+    return url.path
+  }
+
+  /// `../shared/upstream/bitchat` relative to the package root.
+  public static var defaultCheckout: String {
+    ((packageRoot as NSString).appendingPathComponent("../shared/upstream/bitchat") as NSString)
+      .standardizingPath
+  }
+
+  /// $FAILCLOSED_CACHE, else $XDG_CACHE_HOME/failclosed, else ~/.cache/failclosed; then
+  /// /bitchat-source.
+  public static var cacheRoot: String {
+    let environment = ProcessInfo.processInfo.environment
+    if let explicit = environment["FAILCLOSED_CACHE"], !explicit.isEmpty {
+      return explicit + "/bitchat-source"
+    }
+    let base =
+      environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+      ?? NSHomeDirectory() + "/.cache"
+    return base + "/failclosed/bitchat-source"
+  }
+
+  /// Finds the tree, generates and builds the package (or reuses it); the driver's path.
+  public static func prepare(
+    bitchatSource: String?, cacheRoot: String? = nil, progress: @Sendable (String) -> Void
+  ) throws -> BitchatSourceBuilder.Result {
+    let tree = try BitchatTree(root: bitchatSource ?? defaultCheckout)
+    let package = try BitchatSourcePackage(
+      tree: tree, packageRoot: packageRoot, cacheRoot: cacheRoot ?? self.cacheRoot)
+    return try BitchatSourceBuilder(package: package).build(progress: progress)
+  }
+}

@@ -1,0 +1,48 @@
+import BitchatSource
+import Foundation
+import Scenarios
+
+/// leak-audit's side of the bitchat-source lane: which scenarios run on bitchat's own code,
+/// and the driver built (or reused) for them.
+enum BitchatSourceLane {
+  /// With --sut bitchat-source: the mock lane's bitchat scenarios driven through Arti (the
+  /// arti personality), the naive-port canary, and bitchat-source files. The hardened and
+  /// onion-browser profiles are the model's own; the real-Tor lane needs arti.h over Debian's
+  /// tor, which this lane does not have yet.
+  static func runsOnSource(_ scenario: Scenarios.Scenario) -> Bool {
+    guard let plan = scenario.tor.mock, plan.personality == .arti else { return false }
+    return [.bitchat, .naivePort, .bitchatSource].contains(scenario.app.profile)
+  }
+
+  /// A bitchat scenario as it runs on the source (profile bitchat-source, so the reports say
+  /// so); the naive-port canary keeps its profile and runs on the linux-foundation transport.
+  static func onSource(_ scenario: Scenarios.Scenario) -> Scenarios.Scenario {
+    var scenario = scenario
+    if scenario.app.profile == .bitchat { scenario.app.profile = .bitchatSource }
+    return scenario
+  }
+
+  /// The driver's path when some scenario needs it (nil when none does), or why there is none.
+  static func prepareIfNeeded(
+    _ scenarios: [Scenarios.Scenario], sut: String, bitchatSource: String?
+  ) -> Result<String, BitchatSourceError>? {
+    let needed = sut == "bitchat-source" || scenarios.contains { $0.app.profile == .bitchatSource }
+    guard needed else { return nil }
+    do {
+      let result = try BitchatSourceLocation.prepare(
+        bitchatSource: bitchatSource, progress: { FailClosedMain.printError($0) })
+      return .success(result.executable)
+    } catch let error as BitchatSourceError {
+      return .failure(error)
+    } catch {
+      return .failure(.buildFailed("\(error)"))
+    }
+  }
+}
+
+extension BitchatSourceError {
+  var isMissingCheckout: Bool {
+    if case .noCheckout = self { return true }
+    return false
+  }
+}

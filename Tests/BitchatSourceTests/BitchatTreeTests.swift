@@ -1,0 +1,104 @@
+import FailClosedSupport
+import Foundation
+import Testing
+
+@testable import BitchatSource
+
+/// The pinned bitchat checkout the lane uses by default (test input, never edited);
+/// FAILCLOSED_BITCHAT_SRC points the tests at another checkout (CI passes its own).
+let pinnedCheckout =
+  ProcessInfo.processInfo.environment["FAILCLOSED_BITCHAT_SRC"].flatMap { $0.isEmpty ? nil : $0 }
+  ?? BitchatSourceLocation.defaultCheckout
+
+/// Why a test that needs the pinned checkout cannot run here; nil when it can. Under CI=1 a
+/// missing checkout is not a reason to skip: the test runs and fails.
+var checkoutSkipReason: String? {
+  if Privilege.isCI || FileManager.default.fileExists(atPath: pinnedCheckout) { return nil }
+  return "no bitchat checkout at \(pinnedCheckout)"
+}
+
+/// A temporary directory, removed by `cleanup`.
+func temporaryDirectory(_ label: String) throws -> String {
+  let path = NSTemporaryDirectory() + "fc-\(label)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+  try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+  return path
+}
+
+/// Copies the pinned checkout's files, unmodified, into a temporary tree (to delete one).
+func copyOfCheckout() throws -> String {
+  let copy = try temporaryDirectory("bitchat-copy")
+  let tree = try BitchatTree(root: pinnedCheckout)
+  for file in tree.files {
+    let target = copy + "/" + file.relativePath
+    try FileManager.default.createDirectory(
+      atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+    try FileManager.default.copyItem(atPath: tree.absolutePath(file), toPath: target)
+  }
+  return copy
+}
+
+@Suite(.enabled(if: checkoutSkipReason == nil, "needs the bitchat checkout"))
+struct BitchatTreeTests {
+  @Test func findsTheTorLayerByPathInThePinnedCheckout() throws {
+    let tree = try BitchatTree(root: pinnedCheckout)
+    let paths = Set(tree.files.map(\.relativePath))
+    #expect(paths.contains("localPackages/Arti/Sources/TorManager.swift"))
+    #expect(paths.contains("bitchat/Nostr/NostrRelayManager.swift"))
+    #expect(paths.contains("bitchat/Nostr/NostrRelaySettings.swift"))
+    #expect(paths.contains("localPackages/BitLogger/Sources/SecureLogger.swift"))
+    #expect(tree.absentOptional.isEmpty)
+    #expect(tree.files.first { $0.name == "TorManager.swift" }?.target == "Tor")
+  }
+
+  @Test func aMissingRequiredFileIsNamed() throws {
+    let copy = try copyOfCheckout()
+    defer { try? FileManager.default.removeItem(atPath: copy) }
+    try FileManager.default.removeItem(
+      atPath: copy + "/localPackages/Arti/Sources/TorManager.swift")
+    #expect(
+      throws: BitchatSourceError.missingFile(
+        root: copy, path: "localPackages/Arti/Sources/TorManager.swift")
+    ) {
+      try BitchatTree(root: copy)
+    }
+    let message =
+      "\(BitchatSourceError.missingFile(root: copy, path: "localPackages/Arti/Sources/TorManager.swift"))"
+    #expect(message.contains(copy + "/localPackages/Arti/Sources/TorManager.swift: missing"))
+  }
+
+  @Test func anOptionalFileMayBeAbsent() throws {
+    let copy = try copyOfCheckout()
+    defer { try? FileManager.default.removeItem(atPath: copy) }
+    try FileManager.default.removeItem(atPath: copy + "/bitchat/Nostr/NostrRelaySettings.swift")
+    let tree = try BitchatTree(root: copy)
+    #expect(tree.absentOptional == ["bitchat/Nostr/NostrRelaySettings.swift"])
+    #expect(!tree.has("bitchat/Nostr/NostrRelaySettings.swift"))
+    let package = try BitchatSourcePackage(
+      tree: tree, packageRoot: BitchatSourceLocation.packageRoot, cacheRoot: copy + "/cache")
+    #expect(!package.manifest().contains("BITCHAT_HAS_RELAY_SETTINGS"))
+  }
+
+  @Test func theKeyFollowsTheFilesContentsNotTheirLocation() throws {
+    let copy = try copyOfCheckout()
+    defer { try? FileManager.default.removeItem(atPath: copy) }
+    let shims = BitchatSourceLocation.packageRoot + "/BitchatShims"
+    let original = BitchatSourcePackage.key(
+      tree: try BitchatTree(root: pinnedCheckout), shims: shims)
+    #expect(BitchatSourcePackage.key(tree: try BitchatTree(root: copy), shims: shims) == original)
+    // Another commit's file (here: one line added to a copy) is another key.
+    let path = copy + "/bitchat/Services/TransportConfig.swift"
+    try FileManager.default.removeItem(atPath: path)
+    try "// another commit\n".write(toFile: path, atomically: true, encoding: .utf8)
+    #expect(BitchatSourcePackage.key(tree: try BitchatTree(root: copy), shims: shims) != original)
+  }
+}
+
+struct BitchatTreeErrorTests {
+  @Test func noCheckoutSaysHowToGetOne() throws {
+    let missing = NSTemporaryDirectory() + "fc-no-bitchat-\(getpid())"
+    #expect(throws: BitchatSourceError.noCheckout(missing)) { try BitchatTree(root: missing) }
+    let message = "\(BitchatSourceError.noCheckout(missing))"
+    #expect(message.contains("git clone https://github.com/permissionlesstech/bitchat"))
+    #expect(message.contains("--bitchat-src"))
+  }
+}
