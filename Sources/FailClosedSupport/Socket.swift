@@ -52,6 +52,14 @@ public final class Socket: @unchecked Sendable {
       getsockopt(socket.fd, SOL_SOCKET, SO_ERROR, &soError, &length)
       if soError != 0 { throw SystemError("connect(\(address))", code: soError) }
     }
+    // Linux's ephemeral ports include low ones such as 39050 (the SOCKS port the probes try):
+    // a connect to a port nobody listens on can pick that very port as its source and connect
+    // to itself (a simultaneous open). No listener answered, so it is refused, as on a
+    // platform whose ephemeral range excludes the port. (Once in a CI run this made a stalled
+    // mock Tor look bootstrapped to the app's SOCKS probe.)
+    if socket.localAddress == address {
+      throw SystemError("connect(\(address)): connected to itself", code: ECONNREFUSED)
+    }
     try socket.setNonBlocking(false)
     return socket
   }
