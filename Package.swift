@@ -96,7 +96,7 @@ let package = Package(
     // corpus/: real OONI measurements of Tor, byte for byte (sources in corpus/README.md);
     // synthetic/: made-up ones in the same formats (said so in its README).
     .testTarget(
-      name: "OONITests", dependencies: ["OONI", "Scenarios", "TorControl"],
+      name: "OONITests", dependencies: ["OONI", "Scenarios", "TorControl", "FailClosedSupport"],
       exclude: ["corpus", "synthetic"]),
     .testTarget(name: "CLITests", dependencies: ["FailClosedCLI", "FailClosedSupport"]),
     .testTarget(

@@ -17,10 +17,4 @@ public enum Privilege {
     if isRoot || isCI { return nil }
     return "needs root (network namespaces, nftables, libpcap capture); run as root or in CI"
   }
-
-  /// Whether a test that needs an optional tool (tor, stem, chromium, jsonschema, the built
-  /// binary) may run: locally only when the tool is there (the test is skipped with the
-  /// reason), in CI always, so a missing tool fails the test instead of skipping it. The test
-  /// itself begins with `try #require(available, ...)`.
-  public static func mayRun(needing available: Bool) -> Bool { available || isCI }
 }

@@ -23,7 +23,9 @@ func buildPinned() throws -> BitchatSourceBuilder.Result {
 
 /// The generated package, built with the real toolchain: slow (a minute or two the first
 /// time), so these run one at a time.
-@Suite(.serialized, .enabled(if: checkoutSkipReason == nil, "needs the bitchat checkout"))
+@Suite(
+  .serialized,
+  .enabled(if: Privilege.isCI || checkoutSkipReason == nil, "needs the bitchat checkout"))
 struct BitchatSourceBuildTests {
   @Test func aSecondRunWithTheSameFilesDoesNotRebuild() throws {
     let first = try buildPinned()
@@ -89,7 +91,9 @@ struct BitchatSourceBuildTests {
 
 /// The shims against Apple's documented behaviour and arti.h against lib.rs's contract, run
 /// where the shims are built (the generated package's bitchat-source-checks).
-@Suite(.serialized, .enabled(if: checkoutSkipReason == nil, "needs the bitchat checkout"))
+@Suite(
+  .serialized,
+  .enabled(if: Privilege.isCI || checkoutSkipReason == nil, "needs the bitchat checkout"))
 struct BitchatShimContractTests {
   @Test func everyShimAndArtiCheckHolds() throws {
     let result = try buildPinned()

@@ -19,7 +19,7 @@ let failclosedBinary: String = {
 @Suite(
   .serialized,
   .enabled(if: Privilege.rootSkipReason == nil, "needs root"),
-  .enabled(if: checkoutSkipReason == nil, "needs the bitchat checkout"))
+  .enabled(if: Privilege.isCI || checkoutSkipReason == nil, "needs the bitchat checkout"))
 struct BitchatSourceLaneTests {
   @Test func theBaselinePassesOnBitchatsCodeAndTheLinuxFoundationCanaryIsCaught() async throws {
     let driver = try buildPinned().executable

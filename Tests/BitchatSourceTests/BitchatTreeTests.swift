@@ -37,7 +37,7 @@ func copyOfCheckout() throws -> String {
   return copy
 }
 
-@Suite(.enabled(if: checkoutSkipReason == nil, "needs the bitchat checkout"))
+@Suite(.enabled(if: Privilege.isCI || checkoutSkipReason == nil, "needs the bitchat checkout"))
 struct BitchatTreeTests {
   @Test func findsTheTorLayerByPathInThePinnedCheckout() throws {
     let tree = try BitchatTree(root: pinnedCheckout)

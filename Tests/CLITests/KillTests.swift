@@ -127,7 +127,9 @@ struct HarnessLeftovers {
 
   @Test(
     .enabled(if: Privilege.rootSkipReason == nil, "needs root"),
-    .enabled(if: ExecCommandTests.binary != nil, "needs the failclosed binary (swift build)"))
+    .enabled(
+      if: Privilege.isCI || ExecCommandTests.binary != nil,
+      "needs the failclosed binary (swift build)"))
   func killsAtAnyPointLeaveNothing() throws {
     let binary = try #require(ExecCommandTests.binary)
     var leftovers: [String] = []
@@ -204,7 +206,9 @@ struct HarnessLeftovers {
   /// after SIGKILL the reaper leaves nothing. FC_KILL_ROUNDS sets the count (CI: 6).
   @Test(
     .enabled(if: Privilege.rootSkipReason == nil, "needs root"),
-    .enabled(if: ExecCommandTests.binary != nil, "needs the failclosed binary (swift build)"))
+    .enabled(
+      if: Privilege.isCI || ExecCommandTests.binary != nil,
+      "needs the failclosed binary (swift build)"))
   func killsOfLeakAuditAndReplayLeaveNothing() throws {
     let binary = try #require(ExecCommandTests.binary)
     let rounds = max(1, Self.rounds / 2)

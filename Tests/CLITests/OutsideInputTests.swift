@@ -81,7 +81,10 @@ import Testing
 
   /// `audit --report` to an unwritable place printed a raw NSError, hid the LEAK summary and
   /// exited 2. Now the verdict comes first, then the error, and a leak keeps exit 5.
-  @Test(.enabled(if: ExecCommandTests.binary != nil, "needs the failclosed binary (swift build)"))
+  @Test(
+    .enabled(
+      if: Privilege.isCI || ExecCommandTests.binary != nil,
+      "needs the failclosed binary (swift build)"))
   func anUnwritableReportKeepsTheVerdictAndItsExitCode() throws {
     let leaky = try Self.capture(leak: true)
     defer { try? FileManager.default.removeItem(atPath: leaky.directory) }
@@ -141,7 +144,9 @@ import Testing
   /// exit 2, and nothing half-written under a report's final name.
   @Test(
     .enabled(if: Privilege.rootSkipReason == nil, "needs root (mounts a tmpfs, runs a sandbox)"),
-    .enabled(if: ExecCommandTests.binary != nil, "needs the failclosed binary (swift build)"))
+    .enabled(
+      if: Privilege.isCI || ExecCommandTests.binary != nil,
+      "needs the failclosed binary (swift build)"))
   func leakAuditOnAFullDiskPrintsTheVerdictFirst() throws {
     let mountPoint = NSTemporaryDirectory() + "fc-full-la-\(getpid())-" + UUID().uuidString
     try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)

@@ -1,3 +1,4 @@
+import FailClosedSupport
 import Foundation
 import Testing
 
@@ -61,7 +62,9 @@ struct OONIParserTests {
     ),
   ]
 
-  @Test(.enabled(if: corpusMissing == nil, "needs the OONI corpus"), arguments: torFiles)
+  @Test(
+    .enabled(if: Privilege.isCI || corpusMissing == nil, "needs the OONI corpus"),
+    arguments: torFiles)
   func torFilesParseWithTheirClassCounts(
     file: String, version: String, shape: TorTestKeys.Shape, counts: [String: [Int]]
   ) throws {
@@ -102,7 +105,9 @@ struct OONIParserTests {
     ("IT_torsf_2021-07-27_AS30722_ok.json", "0.1.0", false, "100% done", "done"),
   ]
 
-  @Test(.enabled(if: corpusMissing == nil, "needs the OONI corpus"), arguments: bootstrapFiles)
+  @Test(
+    .enabled(if: Privilege.isCI || corpusMissing == nil, "needs the OONI corpus"),
+    arguments: bootstrapFiles)
   func bootstrapFilesParseWithTheirStop(
     file: String, version: String, legacy: Bool, stop: String?, modern: String?
   ) throws {
@@ -118,7 +123,7 @@ struct OONIParserTests {
     #expect(keys.transport == (m.testName == "torsf" ? "snowflake" : "vanilla"))
   }
 
-  @Test(.enabled(if: corpusMissing == nil, "needs the OONI corpus"))
+  @Test(.enabled(if: Privilege.isCI || corpusMissing == nil, "needs the OONI corpus"))
   func everyCorpusFileParses() throws {
     let files = try FileManager.default.contentsOfDirectory(atPath: corpus).filter {
       $0.hasSuffix(".json")
@@ -132,7 +137,7 @@ struct OONIParserTests {
     #expect(stun.keys == .other)
   }
 
-  @Test(.enabled(if: corpusMissing == nil, "needs the OONI corpus"))
+  @Test(.enabled(if: Privilege.isCI || corpusMissing == nil, "needs the OONI corpus"))
   func theRUTargetsKeepEachStep() throws {
     let m = try parseCorpus("RU_tor_2023-01-21_AS197467_blocked.json")
     guard case .tor(let keys) = m.keys else { return }

@@ -181,7 +181,7 @@ import Testing
 
   @Test(
     .enabled(
-      if: Privilege.mayRun(needing: validatorAvailable),
+      if: Privilege.isCI || validatorAvailable,
       "needs /usr/bin/python3 with python3-jsonschema"))
   func theSchemaAndTheParserAgreeOnEveryLibraryFileAndEveryMutation() throws {
     try #require(Self.validatorAvailable, "needs /usr/bin/python3 with python3-jsonschema")
