@@ -165,10 +165,11 @@
   public func resetAllConnections() {
     disconnect()
     connectionGeneration &+= 1
-    for index in relays.indices {
-      relays[index].reconnectAttempts = 0
-      relays[index].nextReconnectTime = nil
-      relays[index].lastError = nil
+    // Every relay starts again with a clean backoff and no error.
+    relays = relays.map { relay in
+      var fresh = relay
+      (fresh.reconnectAttempts, fresh.nextReconnectTime, fresh.lastError) = (0, nil, nil)
+      return fresh
     }
     connect()
   }
@@ -387,11 +388,11 @@
   }
 
   private func unblockPendingEOSECallbacks(reason: String) {
-    guard !pendingEOSECallbacks.isEmpty else { return }
-    let callbacks = pendingEOSECallbacks
-    pendingEOSECallbacks.removeAll()
+    let parked = pendingEOSECallbacks
+    if parked.isEmpty { return }
+    pendingEOSECallbacks = [:]
     log.record(.relay, ["relay": "*", "phase": "eose-released", "error": .string(reason)])
-    for id in callbacks.keys.sorted() { callbacks[id]?() }
+    for id in parked.keys.sorted() { parked[id]?() }
   }
 
   private func startEOSETracking(
@@ -458,8 +459,8 @@
 
   private func updateRelayStatus(_ url: String, isConnected: Bool, error: NetworkFailure?) {
     if let index = relays.firstIndex(where: { $0.url == url }) {
-      relays[index].isConnected = isConnected
       relays[index].lastError = error
+      relays[index].isConnected = isConnected
       if isConnected {
         relays[index].reconnectAttempts = 0
         relays[index].nextReconnectTime = nil

@@ -98,14 +98,9 @@ import Foundation
     self.socksPort = socksPort
   }
 
-  /// True unless built with the Swift compilation condition BITCHAT_DEV_ALLOW_CLEARNET.
-  public nonisolated static var torEnforced: Bool {
-    #if BITCHAT_DEV_ALLOW_CLEARNET
-      return false
-    #else
-      return true
-    #endif
-  }
+  /// bitchat enforces Tor in every build but a developer's clearnet build (its
+  /// BITCHAT_DEV_ALLOW_CLEARNET condition); the model is the release build.
+  public nonisolated static let torEnforced = true
 
   public nonisolated var torEnforced: Bool { Self.torEnforced }
 
