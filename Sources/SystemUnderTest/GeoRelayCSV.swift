@@ -124,14 +124,14 @@ public enum GeoRelayCSV {
   /// ASCII DNS name of at least two labels that is not all-numeric, not localhost, .local or
   /// .internal; ":443" dropped, another port kept.
   public static func validatedDirectoryAddress(_ rawValue: String) -> String? {
-    let value = rawValue.trimmingCharacters(in: .whitespacesAndNewlines)
-    guard !value.isEmpty,
-      value.unicodeScalars.allSatisfy({
-        $0.isASCII && !CharacterSet.controlCharacters.contains($0)
-      })
-    else { return nil }
-    let candidate = value.contains("://") ? value : "wss://\(value)"
-    guard let components = URLComponents(string: candidate),
+    let trimmed = rawValue.trimmingCharacters(in: .whitespacesAndNewlines)
+    let printableASCII = trimmed.unicodeScalars.allSatisfy {
+      $0.isASCII && !CharacterSet.controlCharacters.contains($0)
+    }
+    guard printableASCII && !trimmed.isEmpty else { return nil }
+    // A bare host reads as a wss:// URL.
+    let url = trimmed.contains("://") ? trimmed : "wss://" + trimmed
+    guard let components = URLComponents(string: url),
       let scheme = components.scheme?.lowercased(),
       scheme == "wss" || scheme == "https",
       components.user == nil, components.password == nil,

@@ -112,14 +112,14 @@ import Foundation
   // MARK: - Public API
 
   public func startIfNeeded() {
-    guard allowAutoStart else { return }
-    guard isAppForeground else { return }
+    // Only when allowed and in the foreground.
+    guard allowAutoStart && isAppForeground else { return }
     if shutdownsInFlight > 0 {
       // A start arriving while a shutdown finishes is honoured afterwards.
       startPendingAfterShutdown = true
       return
     }
-    guard !didStart else { return }
+    if didStart { return }
     didStart = true
     isStarting = true
     bootstrapDidStall = false
@@ -241,10 +241,11 @@ import Foundation
   // MARK: - Bootstrap monitoring
 
   private func startBootstrapMonitor() {
-    guard !bootstrapMonitorStarted else { return }
+    if bootstrapMonitorStarted { return }
     bootstrapMonitorStarted = true
-    bootstrapGeneration += 1
-    let generation = bootstrapGeneration
+    // A new generation: loops of an earlier start see theirs is stale and end.
+    let generation = bootstrapGeneration + 1
+    bootstrapGeneration = generation
     let deadline = scheduler.now + 75
     // bitchat starts the loop in a detached task: its first read is not synchronous.
     scheduler.schedule(after: 0) { self.bootstrapPoll(generation: generation, deadline: deadline) }
@@ -294,9 +295,9 @@ import Foundation
     // Marks not-ready; Arti keeps running (bitchat does this in a Task on the main actor).
     scheduler.schedule(after: 0) {
       self.bootstrapGeneration += 1
-      self.isReady = false
-      self.socksReady = false
       self.isStarting = false
+      self.socksReady = false
+      self.isReady = false
     }
   }
 
