@@ -362,14 +362,14 @@
       existing.insert(url)
     }
     for url in urls { pendingSubscriptions[url, default: [:]][id] = message }
-    if let onEOSE {
-      if urls.isEmpty {
-        onEOSE()
-      } else if shouldWaitForTorBeforeConnecting {
-        parkEOSECallbackUntilTorReady(id: id, callback: onEOSE)
-      } else {
-        startEOSETracking(id: id, relays: Set(urls), callback: onEOSE)
-      }
+    // No relay: end of stored events at once; Tor not ready yet: parked until it is;
+    // otherwise tracked relay by relay.
+    switch (onEOSE, urls.isEmpty, shouldWaitForTorBeforeConnecting) {
+    case (let callback?, true, _): callback()
+    case (let callback?, false, true): parkEOSECallbackUntilTorReady(id: id, callback: callback)
+    case (let callback?, false, false):
+      startEOSETracking(id: id, relays: Set(urls), callback: callback)
+    case (nil, _, _): break
     }
     ensureConnections(to: urls)
     for url in urls where relays.first(where: { $0.url == url })?.isConnected == true {
