@@ -41,19 +41,32 @@ public struct ControlReplyError: Error, Hashable, Sendable, CustomStringConverti
 
 /// The client side: reads replies and 650 events from a control port's byte stream, in the
 /// order they arrive (events may come between a command and its reply). Lines end in CRLF
-/// (a bare LF is tolerated), codes are three digits, a line is capped in length.
+/// (a bare LF is tolerated), codes are three digits, a line is capped in length, and so is a
+/// whole message: a peer that never ends a `250+` block or keeps sending `250-` lines would
+/// otherwise grow the parser without bound.
 public struct ControlReplyParser: Sendable {
   public static let defaultMaximumLineBytes = 1024 * 1024
+  /// Well above the largest reply a controller asks for (a full public consensus through
+  /// `GETINFO ns/all` is a few MiB).
+  public static let defaultMaximumMessageBytes = 32 * 1024 * 1024
 
   public let maximumLineBytes: Int
+  public let maximumMessageBytes: Int
   private var buffer: [UInt8] = []
   private var consumedBefore = 0
   private var lines: [ControlMessage.Line] = []
   private var dataHeader: (code: Int, text: String)?
   private var dataLines: [String] = []
+  /// Bytes of the message being read so far, and where it started.
+  private var messageBytes = 0
+  private var messageStart = 0
 
-  public init(maximumLineBytes: Int = ControlReplyParser.defaultMaximumLineBytes) {
+  public init(
+    maximumLineBytes: Int = ControlReplyParser.defaultMaximumLineBytes,
+    maximumMessageBytes: Int = ControlReplyParser.defaultMaximumMessageBytes
+  ) {
     self.maximumLineBytes = maximumLineBytes
+    self.maximumMessageBytes = maximumMessageBytes
   }
 
   public mutating func append(_ bytes: some Sequence<UInt8>) {
@@ -72,7 +85,13 @@ public struct ControlReplyParser: Sendable {
       if end > offset, buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
       let line = String(decoding: buffer[offset..<end], as: UTF8.self)
       let lineOffset = consumedBefore + offset
+      if messageBytes == 0 { messageStart = lineOffset }
+      messageBytes += newline + 1 - offset
       offset = newline + 1
+      if messageBytes > maximumMessageBytes {
+        throw ControlReplyError(
+          offset: messageStart, reason: "message longer than \(maximumMessageBytes) bytes")
+      }
       if let header = dataHeader {
         if line == "." {
           lines.append(
@@ -103,6 +122,7 @@ public struct ControlReplyParser: Sendable {
         lines.append(.init(code: code, separator: " ", text: text, data: nil))
         let message = ControlMessage(lines: lines)
         lines = []
+        messageBytes = 0
         return message
       default:
         throw ControlReplyError(

@@ -150,6 +150,31 @@ import Testing
     }
   }
 
+  /// Canary: a data block that never ends, and a reply of endless "250-" lines, stop at the
+  /// message cap with the offset where the message began; the control: a reply just under it.
+  @Test func capsAWholeMessage() throws {
+    var endless = ControlReplyParser(maximumLineBytes: 64, maximumMessageBytes: 1000)
+    endless.append(Array("250 OK\r\n250+ns/all=\r\n".utf8))
+    #expect(try endless.next()?.code == 250)
+    for _ in 0..<200 { endless.append(Array("r relay 1.2.3.4\r\n".utf8)) }
+    #expect {
+      _ = try endless.next()
+    } throws: { error in
+      (error as? ControlReplyError)?.offset == 8
+        && (error as? ControlReplyError)?.reason == "message longer than 1000 bytes"
+    }
+
+    var dashes = ControlReplyParser(maximumLineBytes: 64, maximumMessageBytes: 1000)
+    for _ in 0..<120 { dashes.append(Array("250-k=v\r\n".utf8)) }
+    #expect(throws: ControlReplyError.self) { _ = try dashes.next() }
+
+    var control = ControlReplyParser(maximumLineBytes: 64, maximumMessageBytes: 1000)
+    for _ in 0..<98 { control.append(Array("250-k=v\r\n".utf8)) }
+    control.append(Array("250 OK\r\n650 X\r\n".utf8))
+    #expect(try control.next()?.lines.count == 99)
+    #expect(try control.next()?.code == 650)
+  }
+
   @Test func roundTripsTheServerFormat() throws {
     var harness = ControlSession(authentication: .none) { [] }
     var context = ControlContext(orconnStatus: ["a", "b"])
