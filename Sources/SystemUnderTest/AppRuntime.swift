@@ -90,7 +90,9 @@ import Foundation
         torIsReady: { tor.isReady }, torIsForeground: { tor.isForeground() },
         awaitTorReady: { completion in tor.awaitReady(completion: completion) },
         makeSession: { urlSession.session },
-        jitterUnit: { [unowned self] in self.random.nextUnit() }),
+        // Weak: a relay's reconnect timer can fire on the clock's queue after the runtime is
+        // gone (seen as a crash reading an unowned reference in a parallel test run).
+        jitterUnit: { [weak self] in self?.random.nextUnit() ?? 0.5 }),
       settings: settings, scheduler: scheduler, log: log,
       builtInRelays: configuration.builtInRelays)
     directory = GeoRelayDirectory(

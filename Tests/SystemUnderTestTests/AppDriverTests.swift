@@ -59,15 +59,29 @@ import Testing
     options.bootstrapSeconds = nil
     let collected = EventCollector()
     let clock = VirtualScheduler()
+    // Going direct after the switch must not resolve public names from the host: the relays
+    // and the directory are on loopback here (connection refused).
+    options.relays = ["wss://localhost:9"]
+    options.directoryURL = "https://localhost:9/relays.csv"
+    let (recorded, recording) = AsyncStream<AppEvent>.makeStream()
     let run = Task {
       try await AppDriver.run(
         actions: [
           AppAction(at: 0, .start), AppAction(.sendMessage("hello")),
           AppAction(at: 95, .setPreference(false)), AppAction(.wait(1)),
-        ], options: options, clock: clock, sink: { collected.add($0) })
+        ], options: options, clock: clock,
+        sink: {
+          collected.add($0)
+          recording.yield($0)
+        })
     }
+    // The driver's set-up (the system trust store) takes real time and fixes its origin on the
+    // virtual clock after it: advancing before its first action would move time past every
+    // action before the driver reads it, and the run would wait forever (it did, run alone).
+    var recordedSoFar = recorded.makeAsyncIterator()
+    while let event = await recordedSoFar.next(), event["action"] != "start" {}
     // Virtual time moves in half-second steps while the driver runs (bounded).
-    for _ in 0..<2000 where collected.events.last?["action"] != "end" {
+    for _ in 0..<2000 where !collected.events.contains(where: { $0["action"] == "end" }) {
       await Self.advance(clock)
       for _ in 0..<8 { await Task.yield() }
     }
