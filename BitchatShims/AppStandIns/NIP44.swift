@@ -46,15 +46,26 @@ enum NIP44 {
     return output
   }
 
+  /// NIP-44's conversation key: HKDF-Extract with salt "nip44-v2" of the ECDH x coordinate.
+  static func conversationKey(_ sender: SchnorrSigningKey, _ recipient: [UInt8]) throws -> [UInt8] {
+    hmac(key: Array("nip44-v2".utf8), try sender.sharedX(with: recipient))
+  }
+
   /// The base64 payload (version 2, nonce, ciphertext, MAC) of `plaintext` from `sender` to the
   /// x-only public key `recipient`.
   static func encrypt(_ plaintext: String, from sender: SchnorrSigningKey, to recipient: [UInt8])
     throws -> String
   {
+    try encrypt(
+      plaintext, conversationKey: conversationKey(sender, recipient), nonce: Secp256k1.random(32))
+  }
+
+  /// The payload with a given conversation key and 32-byte nonce (the test vectors').
+  static func encrypt(_ plaintext: String, conversationKey: [UInt8], nonce: [UInt8]) throws
+    -> String
+  {
     let message = Array(plaintext.utf8)
     guard (1...65_535).contains(message.count) else { throw SchnorrError.openSSL("length") }
-    let conversationKey = hmac(key: Array("nip44-v2".utf8), try sender.sharedX(with: recipient))
-    let nonce = Secp256k1.random(32)
     let keys = expand(conversationKey, info: nonce, length: 76)
     let padded =
       [UInt8(message.count >> 8), UInt8(message.count & 0xff)] + message

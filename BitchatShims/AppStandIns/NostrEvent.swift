@@ -27,8 +27,10 @@ struct NostrEvent: Codable {
   }
 
   /// An unsigned event, as the app builds one before `sign(with:)`.
-  init(pubkey: String, createdAt: Date, kind: NostrProtocol.EventKind, tags: [[String]], content: String)
-  {
+  init(
+    pubkey: String, createdAt: Date, kind: NostrProtocol.EventKind, tags: [[String]],
+    content: String
+  ) {
     self.init(
       id: "", pubkey: pubkey, created_at: Int(createdAt.timeIntervalSince1970), kind: kind.rawValue,
       tags: tags, content: content, sig: nil)
@@ -96,7 +98,8 @@ struct NostrEvent: Codable {
       "content": content,
     ]
     if let sig { object["sig"] = sig }
-    let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+    let data =
+      (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
     return String(decoding: data, as: UTF8.self)
   }
 }

@@ -5,7 +5,10 @@
 import COpenSSL
 import Foundation
 
-enum SchnorrError: Error { case badKey, badSignature, openSSL(String) }
+enum SchnorrError: Error {
+  case badKey, badSignature
+  case openSSL(String)
+}
 
 /// The curve's constants and BIGNUM helpers; every call owns its BN_CTX.
 enum Secp256k1 {
@@ -130,6 +133,11 @@ struct SchnorrSigningKey {
 
   /// BIP-340 sign of a 32-byte message, with fresh auxiliary randomness.
   func sign(_ message: [UInt8]) throws -> [UInt8] {
+    try sign(message, auxiliary: Secp256k1.random(32))
+  }
+
+  /// BIP-340 sign with the given 32 bytes of auxiliary randomness (the test vectors' aux_rand).
+  func sign(_ message: [UInt8], auxiliary random: [UInt8]) throws -> [UInt8] {
     try Secp256k1.with { group, order, _, context in
       let d = Secp256k1.number(secret)
       defer { BN_free(d) }
@@ -138,7 +146,7 @@ struct SchnorrSigningKey {
       else { throw SchnorrError.badKey }
       EC_POINT_free(publicPoint)
       if !evenY { BN_sub(d, order, d) }
-      let auxiliary = Secp256k1.taggedHash("BIP0340/aux", Secp256k1.random(32))
+      let auxiliary = Secp256k1.taggedHash("BIP0340/aux", random)
       let t = zip(Secp256k1.bytes(d), auxiliary).map { $0 ^ $1 }
       let nonce = Secp256k1.number(
         Secp256k1.taggedHash("BIP0340/nonce", t + publicX + message))
@@ -169,7 +177,8 @@ struct SchnorrSigningKey {
       defer { EC_POINT_free(point) }
       let scalar = Secp256k1.number(secret)
       defer { BN_free(scalar) }
-      guard let shared = Secp256k1.multiply(group, generator: nil, point: point, by: scalar, context),
+      guard
+        let shared = Secp256k1.multiply(group, generator: nil, point: point, by: scalar, context),
         let (x, _) = Secp256k1.affine(group, shared, context)
       else { throw SchnorrError.badKey }
       EC_POINT_free(shared)

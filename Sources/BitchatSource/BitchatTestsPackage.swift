@@ -9,7 +9,7 @@ import Foundation
 /// (XCTestRegistration), the Swift Testing files in a test target. Its directory is keyed by the
 /// lane's key and the test files' hashes, and built once per key.
 public struct BitchatTestsPackage: Sendable {
-  static let layoutVersion = "1"
+  static let layoutVersion = "2"
   public static let xctestRunner = "bitchatXCTests"
   /// SwiftPM names the test product after the package.
   public static let swiftTestingBundle = "BitchatSourcePackageTests.xctest"
@@ -18,6 +18,9 @@ public struct BitchatTestsPackage: Sendable {
   /// it is the checkout's root in Xcode.
   static let xctestDirectory = "bitchatTests"
   static let swiftTestingDirectory = "bitchatSwiftTesting"
+  /// The stand-ins' cryptography against the specifications' vectors (BitchatShims/StandInChecks
+  /// with the app stand-ins).
+  public static let standInChecks = "standInChecks"
 
   public let lane: BitchatSourcePackage
   public let tests: BitchatTestFiles
@@ -47,6 +50,7 @@ public struct BitchatTestsPackage: Sendable {
   public var directory: String { lane.directory }
   public var xctestRunnerPath: String { directory + "/.build/debug/" + Self.xctestRunner }
   public var swiftTestingPath: String { directory + "/.build/debug/" + Self.swiftTestingBundle }
+  public var standInChecksPath: String { directory + "/.build/debug/" + Self.standInChecks }
   var stampPath: String { directory + "/tests-built.stamp" }
   var hasXCTest: Bool { tests.files.contains { $0.framework == .xctest } }
   var hasSwiftTesting: Bool { tests.files.contains { $0.framework == .swiftTesting } }
@@ -55,6 +59,7 @@ public struct BitchatTestsPackage: Sendable {
     FileManager.default.fileExists(atPath: stampPath)
       && (!hasXCTest || FileManager.default.isExecutableFile(atPath: xctestRunnerPath))
       && (!hasSwiftTesting || FileManager.default.fileExists(atPath: swiftTestingPath))
+      && FileManager.default.isExecutableFile(atPath: standInChecksPath)
   }
 
   /// Generated path -> bitchat path, for diagnostics: the lane's links, the app module's and the
@@ -98,6 +103,16 @@ public struct BitchatTestsPackage: Sendable {
         atPath: app + "/" + name,
         withDestinationPath: try manager.destinationOfSymbolicLink(atPath: laneApp + "/" + name))
     }
+    let checks = directory + "/StandInChecks"
+    try? manager.removeItem(atPath: checks)
+    try manager.createDirectory(atPath: checks, withIntermediateDirectories: true)
+    for shim in ["StandInChecks", "AppStandIns"] {
+      for path in BitchatSourcePackage.files(under: lane.shimsDirectory + "/" + shim) {
+        try manager.createSymbolicLink(
+          atPath: checks + "/" + (path as NSString).lastPathComponent,
+          withDestinationPath: lane.shimsDirectory + "/" + shim + "/" + path)
+      }
+    }
     for directory in [Self.xctestDirectory, Self.swiftTestingDirectory, "relays"] {
       try? manager.removeItem(atPath: self.directory + "/" + directory)
     }
@@ -128,7 +143,8 @@ public struct BitchatTestsPackage: Sendable {
   /// lane's BitchatApp target, so the tests build against exactly what the lane builds.
   func manifestAdditions() -> String {
     var targets = [
-      #".target(name: "bitchat", dependencies: app.dependencies, path: "Sources/bitchat", swiftSettings: app.swiftSettings)"#
+      #".target(name: "bitchat", dependencies: app.dependencies, path: "Sources/bitchat", swiftSettings: app.swiftSettings)"#,
+      #".executableTarget(name: "\#(Self.standInChecks)", dependencies: ["Combine", "COpenSSL"], path: "StandInChecks", swiftSettings: [.swiftLanguageMode(.v5)])"#,
     ]
     if hasXCTest {
       targets.append(

@@ -270,6 +270,35 @@ struct BitchatTestsCommandTests {
     #expect(result.output.contains("0 leak"))
   }
 
+  /// BIP-340's and NIP-44's own vectors, with canaries, on the stand-ins' cryptography.
+  @Test func theStandInsCryptographyMatchesTheSpecificationsVectors() throws {
+    let built = try buildLock.withLock {
+      try BitchatSourceLocation.prepareTests(
+        bitchatSource: pinnedCheckout, cacheRoot: testCacheRoot, progress: { _ in })
+    }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: built.package.standInChecksPath)
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    var names: [String] = []
+    for line in output.split(separator: "\n") {
+      let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+      let name = object?["check"] as? String ?? "?"
+      names.append(name)
+      #expect(object?["ok"] as? Bool == true, "\(name): \(object?["detail"] ?? "")")
+    }
+    #expect(process.terminationStatus == 0)
+    for prefix in [
+      "BIP-340 vector 0: signature", "BIP-340 vector 1: signature", "BIP-340: canary",
+      "NIP-44 conversation key 1", "NIP-44 encrypt", "NostrEvent: canary",
+    ] {
+      #expect(names.contains { $0.hasPrefix(prefix) }, "no check \(prefix)")
+    }
+  }
+
   @Test func aTestFileUsingASymbolNoShimProvidesIsNamed() throws {
     let tree = try temporaryDirectory("unknown-test-symbol")
     defer { try? FileManager.default.removeItem(atPath: tree) }
