@@ -327,3 +327,26 @@ struct BitchatTestsCommandTests {
       "\(result.output)")
   }
 }
+
+/// The command's options: bad input is a usage error naming the option (exit 2, nothing built).
+@Suite(
+  .enabled(
+    if: Privilege.isCI || FileManager.default.isExecutableFile(atPath: failclosedBinary),
+    "needs the built failclosed"))
+struct BitchatTestsOptionTests {
+  @Test func aStrayWordABadTimeoutOrAMissingCheckoutIsNamed() throws {
+    try #require(
+      FileManager.default.isExecutableFile(atPath: failclosedBinary), "no \(failclosedBinary)")
+    let stray = try runFailclosed(["bitchat-tests", "build"])
+    #expect(stray.status == 2)
+    #expect(stray.output.contains("unexpected 'build': bitchat-tests takes options only"))
+    let timeout = try runFailclosed(["bitchat-tests", "--timeout", "0"])
+    #expect(timeout.status == 2)
+    #expect(
+      timeout.output.contains("--timeout: expected a number of seconds from 1 to 86400, got '0'"))
+    let missing = NSTemporaryDirectory() + "fc-no-bitchat-\(getpid())"
+    let result = try runFailclosed(["bitchat-tests", "--bitchat-src", missing])
+    #expect(result.status == 2)
+    #expect(result.output.contains("no bitchat checkout at \(missing)"))
+  }
+}
