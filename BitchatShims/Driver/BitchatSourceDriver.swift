@@ -238,14 +238,17 @@ final class BitchatSourceDriver {
     return event["id"] as? String
   }
 
-  /// A kind-1 note with an id and signature of the right shape (the stand-in cannot sign).
+  /// A kind-1 note signed by a fresh identity (the relays echo it, and the manager verifies
+  /// what it receives).
   static func event(text: String, counter: Int) -> NostrEvent {
-    func hex(_ count: Int) -> String {
-      (0..<count).map { _ in String("0123456789abcdef".randomElement()!) }.joined()
+    do {
+      let identity = try NostrIdentity.generate()
+      return try NostrEvent(
+        pubkey: identity.publicKeyHex, createdAt: Date(), kind: .textNote, tags: [], content: text
+      ).sign(with: identity.schnorrSigningKey())
+    } catch {
+      fatalError("signing a note: \(error)")
     }
-    return NostrEvent(
-      id: hex(64), pubkey: hex(64), created_at: Int(Date().timeIntervalSince1970),
-      kind: NostrProtocol.EventKind.textNote.rawValue, tags: [], content: text, sig: hex(128))
   }
 }
 

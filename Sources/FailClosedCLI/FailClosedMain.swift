@@ -16,6 +16,7 @@ public enum FailClosedMain {
     CheckCommand(),
     OONICommand(),
     BitchatSourceCommand(),
+    BitchatTestsCommand(),
     CompletionCommand(),
   ]
 

@@ -1,0 +1,97 @@
+import Foundation
+
+/// Builds the tests' package (once per key), printing SwiftPM's progress; a failed build is an
+/// error naming the bitchat file (a test's or the app's), the symbol and the shim lacking it.
+public struct BitchatTestsBuilder: Sendable {
+  public let package: BitchatTestsPackage
+  public let swiftExecutable: String
+
+  public init(
+    package: BitchatTestsPackage, swiftExecutable: String = BitchatSourceBuilder.defaultSwift()
+  ) {
+    self.package = package
+    self.swiftExecutable = swiftExecutable
+  }
+
+  public struct Result: Sendable {
+    public let package: BitchatTestsPackage
+    public let cached: Bool
+    public let seconds: Double
+  }
+
+  public func build(progress: @Sendable (String) -> Void) throws -> Result {
+    let started = Date()
+    if package.isBuilt {
+      progress("bitchat-tests: cached build \(package.key) (\(package.directory))")
+      return Result(package: package, cached: true, seconds: Date().timeIntervalSince(started))
+    }
+    progress(
+      "bitchat-tests: generating \(package.directory) from \(package.tests.root) "
+        + "(\(package.tests.files.count) test files)")
+    for path in package.lane.tree.absentOptional + package.tests.absentOptional {
+      progress("bitchat-tests: optional file absent in this checkout: \(path)")
+    }
+    try package.write()
+    progress("bitchat-tests: building (first build of this key; a few minutes on two cores)")
+    let (status, text) = try Self.run(
+      swiftExecutable, ["build", "--build-tests", "--package-path", package.directory],
+      progress: progress)
+    guard status == 0 else {
+      let diagnostics = BitchatDiagnostics.parse(
+        text, links: package.linkMap, root: package.tests.root)
+      if let first = diagnostics.first { throw first }
+      throw BitchatSourceError.buildFailed(
+        text.split(separator: "\n").filter { $0.contains(": error: ") }.prefix(5).joined(
+          separator: "\n"))
+    }
+    try package.key.write(
+      toFile: package.directory + "/tests-built.stamp", atomically: true, encoding: .utf8)
+    let seconds = Date().timeIntervalSince(started)
+    progress("bitchat-tests: built in \(String(format: "%.1f", seconds)) s")
+    return Result(package: package, cached: false, seconds: seconds)
+  }
+
+  /// Runs a process, handing `progress` SwiftPM's step and error lines; status and all output.
+  static func run(_ executable: String, _ arguments: [String], progress: @Sendable (String) -> Void)
+    throws -> (Int32, String)
+  {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = pipe
+    try process.run()
+    var text = ""
+    var pending = Data()
+    let handle = pipe.fileHandleForReading
+    while true {
+      let chunk = handle.availableData
+      if chunk.isEmpty { break }
+      pending += chunk
+      while let newline = pending.firstIndex(of: 10) {
+        let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
+        pending = Data(pending[(newline + 1)...])
+        text += line + "\n"
+        if line.hasPrefix("[") || line.hasPrefix("Build") || line.contains("error:") {
+          progress("  " + line)
+        }
+      }
+    }
+    text += String(decoding: pending, as: UTF8.self)
+    process.waitUntilExit()
+    return (process.terminationStatus, text)
+  }
+}
+
+extension BitchatSourceLocation {
+  /// Finds the tree and its tests, generates and builds the tests' package (or reuses it).
+  public static func prepareTests(
+    bitchatSource: String?, cacheRoot: String? = nil, progress: @Sendable (String) -> Void
+  ) throws -> BitchatTestsBuilder.Result {
+    let tree = try BitchatTree(root: bitchatSource ?? defaultCheckout)
+    let package = try BitchatTestsPackage(
+      tree: tree, packageRoot: packageRoot, cacheRoot: cacheRoot ?? self.cacheRoot)
+    return try BitchatTestsBuilder(package: package).build(progress: progress)
+  }
+}
