@@ -36,12 +36,14 @@ public struct BitchatSourcePackage: Sendable {
     guard FileManager.default.fileExists(atPath: shimsDirectory + "/Combine") else {
       throw .noShims(shimsDirectory)
     }
-    key = Self.key(tree: tree, shims: shimsDirectory)
+    key = Self.key(tree: tree, shims: shimsDirectory, projectSources: projectSources)
     directory = cacheRoot + "/" + key
   }
 
-  /// SHA-256 over every bitchat file (path and bytes) and every shim file, first 16 hex digits.
-  static func key(tree: BitchatTree, shims: String) -> String {
+  /// SHA-256 over every bitchat file (path and bytes), every shim file and every file of the
+  /// project modules linked in (a change to the transport's SOCKS or TLS code must rebuild the
+  /// driver, or the lane would test stale code), first 16 hex digits.
+  static func key(tree: BitchatTree, shims: String, projectSources: String) -> String {
     var material: [UInt8] = Array("layout \(layoutVersion)\n".utf8)
     for file in tree.files.sorted(by: { $0.relativePath < $1.relativePath }) {
       material += Array("bitchat \(file.relativePath)\n".utf8)
@@ -52,6 +54,15 @@ public struct BitchatSourcePackage: Sendable {
       material += Array("shim \(path)\n".utf8)
       material += SHA256.hash(
         Array((try? Data(contentsOf: URL(fileURLWithPath: shims + "/" + path))) ?? Data()))
+    }
+    for module in projectModules {
+      for path in Self.files(under: projectSources + "/" + module) {
+        material += Array("project \(module)/\(path)\n".utf8)
+        material += SHA256.hash(
+          Array(
+            (try? Data(contentsOf: URL(fileURLWithPath: projectSources + "/\(module)/" + path)))
+              ?? Data()))
+      }
     }
     return SHA256.hash(material).prefix(8).map { String(format: "%02x", $0) }.joined()
   }

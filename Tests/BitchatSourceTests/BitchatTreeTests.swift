@@ -82,14 +82,39 @@ struct BitchatTreeTests {
     let copy = try copyOfCheckout()
     defer { try? FileManager.default.removeItem(atPath: copy) }
     let shims = BitchatSourceLocation.packageRoot + "/BitchatShims"
+    let sources = BitchatSourceLocation.packageRoot + "/Sources"
     let original = BitchatSourcePackage.key(
-      tree: try BitchatTree(root: pinnedCheckout), shims: shims)
-    #expect(BitchatSourcePackage.key(tree: try BitchatTree(root: copy), shims: shims) == original)
+      tree: try BitchatTree(root: pinnedCheckout), shims: shims, projectSources: sources)
+    #expect(
+      BitchatSourcePackage.key(
+        tree: try BitchatTree(root: copy), shims: shims, projectSources: sources) == original)
     // Another commit's file (here: one line added to a copy) is another key.
     let path = copy + "/bitchat/Services/TransportConfig.swift"
     try FileManager.default.removeItem(atPath: path)
     try "// another commit\n".write(toFile: path, atomically: true, encoding: .utf8)
-    #expect(BitchatSourcePackage.key(tree: try BitchatTree(root: copy), shims: shims) != original)
+    #expect(
+      BitchatSourcePackage.key(
+        tree: try BitchatTree(root: copy), shims: shims, projectSources: sources) != original)
+  }
+
+  /// The project modules linked into the driver (the transport's SOCKS, TLS...) are part of the
+  /// key: a change there rebuilds it. The control: an unrelated module's change does not.
+  @Test func theKeyFollowsTheLinkedProjectModules() throws {
+    let tree = try BitchatTree(root: pinnedCheckout)
+    let shims = BitchatSourceLocation.packageRoot + "/BitchatShims"
+    let sources = NSTemporaryDirectory() + "fc-key-sources-\(getpid())"
+    defer { try? FileManager.default.removeItem(atPath: sources) }
+    for module in ["SOCKS", "Audit"] {
+      try FileManager.default.createDirectory(
+        atPath: sources + "/" + module, withIntermediateDirectories: true)
+      try "struct A {}\n".write(
+        toFile: sources + "/\(module)/A.swift", atomically: true, encoding: .utf8)
+    }
+    let before = BitchatSourcePackage.key(tree: tree, shims: shims, projectSources: sources)
+    try "struct B {}\n".write(toFile: sources + "/Audit/A.swift", atomically: true, encoding: .utf8)
+    #expect(BitchatSourcePackage.key(tree: tree, shims: shims, projectSources: sources) == before)
+    try "struct B {}\n".write(toFile: sources + "/SOCKS/A.swift", atomically: true, encoding: .utf8)
+    #expect(BitchatSourcePackage.key(tree: tree, shims: shims, projectSources: sources) != before)
   }
 }
 
