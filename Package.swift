@@ -42,22 +42,21 @@ let package = Package(
       dependencies: [
         "SOCKS", "TLS", "HTTPCodec", "MockTor", "TorControl", "Testnet", "FailClosedSupport",
       ]),
-    // The real-Tor lane: the private network in the world namespace, a real tor client in the
-    // device namespace, censored by nftables in between.
-    .target(
-      name: "RealTorLane",
-      dependencies: [
-        "Scenarios", "SystemUnderTest", "Sandbox", "Testnet", "Capture", "Audit",
-        "FailClosedSupport",
-      ]),
     // The bitchat-source lane: bitchat's own files, found in a checkout and built with the
     // project's shims (BitchatShims/) in a generated package.
     .target(name: "BitchatSource", dependencies: ["Digest", "FailClosedSupport"]),
-    // Scenario files, the runner and the reports.
+    // The scenario model: files, parser, expectation kinds, judge. Pure: no sandbox, no app.
+    .target(name: "Scenarios", dependencies: ["Audit", "TorControl", "FailClosedSupport"]),
+    // The reports a run is written to: JSON, JUnit, SARIF, Markdown, HTML, the terminal table.
+    .target(name: "Reports", dependencies: ["Scenarios", "Audit", "FailClosedSupport"]),
+    // The lanes: one pipeline (sandbox, capture, Tor side, app, actions, judge) and what each
+    // lane plugs in: the mock Tor, bitchat's own code on the mock, Debian's tor on a private
+    // network in the world namespace, an OONI measurement replayed there.
     .target(
-      name: "Scenarios",
+      name: "Lanes",
       dependencies: [
-        "Sandbox", "SystemUnderTest", "Audit", "Capture", "MockTor", "FailClosedSupport",
+        "Scenarios", "Sandbox", "SystemUnderTest", "Testnet", "Capture", "Audit",
+        "FailClosedSupport",
       ]),
     // OONI measurements of Tor read (bytes in, a model out) and mapped to real-tor scenarios.
     .target(name: "OONI", dependencies: ["Scenarios", "TorControl", "Testnet"]),
@@ -65,7 +64,7 @@ let package = Package(
       name: "FailClosedCLI",
       dependencies: [
         "OONI", "Scenarios", "Sandbox", "SystemUnderTest", "MockTor", "Audit", "Capture", "Testnet",
-        "RealTorLane", "TLS", "BitchatSource", "FailClosedSupport",
+        "Lanes", "Reports", "TLS", "BitchatSource", "FailClosedSupport",
       ]),
     .executableTarget(name: "failclosed", dependencies: ["FailClosedCLI"]),
     // Load generators for tools/bench: the SOCKS load client and the capture-fidelity sender.
@@ -81,7 +80,7 @@ let package = Package(
     .testTarget(
       name: "RealTorLaneTests",
       dependencies: [
-        "RealTorLane", "Scenarios", "Sandbox", "Testnet", "Audit", "FailClosedSupport", "OONI",
+        "Lanes", "Scenarios", "Sandbox", "Testnet", "Audit", "FailClosedSupport", "OONI",
       ]),
     .testTarget(name: "TLSTests", dependencies: ["TLS", "HTTPCodec", "FailClosedSupport"]),
     .testTarget(name: "HTTPCodecTests", dependencies: ["HTTPCodec"]),
