@@ -35,7 +35,9 @@ let package = Package(
     // Namespaces, veths, nftables, the world's services.
     .target(
       name: "Sandbox",
-      dependencies: ["Capture", "Audit", "TLS", "MockTor", "FailClosedSupport"]),
+      dependencies: [
+        "Capture", "Audit", "TLS", "HTTPCodec", "SOCKS", "MockTor", "FailClosedSupport",
+      ]),
     // bitchat's Tor layer, modelled on Linux.
     .target(
       name: "SystemUnderTest",
@@ -55,18 +57,18 @@ let package = Package(
     .target(
       name: "Lanes",
       dependencies: [
-        "Scenarios", "Sandbox", "SystemUnderTest", "Testnet", "Capture", "Audit",
+        "Scenarios", "Sandbox", "SystemUnderTest", "Testnet", "TorControl", "Capture", "Audit",
         "FailClosedSupport",
       ]),
     // OONI measurements of Tor read (bytes in, a model out) and mapped to real-tor scenarios.
-    .target(name: "OONI", dependencies: ["Scenarios", "TorControl", "Testnet"]),
+    .target(name: "OONI", dependencies: ["Scenarios", "TorControl"]),
     .target(
       name: "FailClosedCLI",
       dependencies: [
-        "OONI", "Scenarios", "Sandbox", "SystemUnderTest", "MockTor", "Audit", "Capture", "Testnet",
-        "Lanes", "Reports", "TLS", "BitchatSource", "FailClosedSupport",
+        "OONI", "Scenarios", "Lanes", "Reports", "Sandbox", "SystemUnderTest", "MockTor",
+        "TorControl", "Audit", "Capture", "Testnet", "TLS", "BitchatSource", "FailClosedSupport",
       ]),
-    .executableTarget(name: "failclosed", dependencies: ["FailClosedCLI"]),
+    .executableTarget(name: "failclosed", dependencies: ["FailClosedCLI", "FailClosedSupport"]),
     // Load generators for tools/bench: the SOCKS load client and the capture-fidelity sender.
     .executableTarget(
       name: "fcbench", dependencies: ["SOCKS", "Sandbox", "Capture", "Audit", "FailClosedSupport"]),
@@ -75,7 +77,8 @@ let package = Package(
     .testTarget(name: "SOCKSTests", dependencies: ["SOCKS"]),
     .testTarget(name: "TorControlTests", dependencies: ["TorControl", "Digest"]),
     .testTarget(name: "DigestTests", dependencies: ["Digest"]),
-    .testTarget(name: "MockTorTests", dependencies: ["MockTor", "SOCKS", "FailClosedSupport"]),
+    .testTarget(
+      name: "MockTorTests", dependencies: ["MockTor", "SOCKS", "TorControl", "FailClosedSupport"]),
     .testTarget(name: "TestnetTests", dependencies: ["Testnet", "FailClosedSupport"]),
     .testTarget(
       name: "RealTorLaneTests",
@@ -87,20 +90,29 @@ let package = Package(
     .testTarget(name: "AuditTests", dependencies: ["Audit"]),
     .testTarget(name: "CaptureTests", dependencies: ["Capture", "Audit", "FailClosedSupport"]),
     .testTarget(
-      name: "SandboxTests", dependencies: ["Sandbox", "Capture", "Audit", "FailClosedSupport"]),
+      name: "SandboxTests",
+      dependencies: ["Sandbox", "Capture", "Audit", "HTTPCodec", "FailClosedSupport"]),
     .testTarget(
       name: "SystemUnderTestTests",
-      dependencies: ["SystemUnderTest", "MockTor", "TLS", "FailClosedSupport"]),
-    .testTarget(name: "ScenariosTests", dependencies: ["Scenarios", "FailClosedSupport"]),
+      dependencies: [
+        "SystemUnderTest", "MockTor", "TLS", "HTTPCodec", "TorControl", "FailClosedSupport",
+      ]),
+    .testTarget(
+      name: "ScenariosTests",
+      dependencies: [
+        "Scenarios", "Lanes", "Reports", "Sandbox", "SystemUnderTest", "Audit", "FailClosedSupport",
+      ]),
     // corpus/: real OONI measurements of Tor, byte for byte (sources in corpus/README.md);
     // synthetic/: made-up ones in the same formats (said so in its README).
     .testTarget(
-      name: "OONITests", dependencies: ["OONI", "Scenarios", "TorControl", "FailClosedSupport"],
+      name: "OONITests", dependencies: ["OONI", "Scenarios", "FailClosedSupport"],
       exclude: ["corpus", "synthetic"]),
-    .testTarget(name: "CLITests", dependencies: ["FailClosedCLI", "FailClosedSupport"]),
+    .testTarget(
+      name: "CLITests",
+      dependencies: ["FailClosedCLI", "Audit", "Capture", "Sandbox", "FailClosedSupport"]),
     .testTarget(
       name: "BitchatSourceTests",
-      dependencies: ["BitchatSource", "Scenarios", "FailClosedSupport"],
+      dependencies: ["BitchatSource", "Scenarios", "Lanes", "FailClosedSupport"],
       exclude: ["Fixtures"]),
   ],
   swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import Audit
+import Scenarios
 
 /// index.html: one self-contained page (inline CSS, JS and SVG, no network) a reviewer opens
 /// in a browser. Tables are written here; the per-scenario timelines (bootstrap progress,

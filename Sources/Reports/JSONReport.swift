@@ -1,3 +1,5 @@
+import Scenarios
+
 /// report.json, the source of truth every other report is a view of.
 public enum JSONReport {
   public static let formatVersion = 1

@@ -1,3 +1,5 @@
+import Scenarios
+
 /// junit.xml: one testcase per scenario, for CI test tabs. A leak or failed expectation is a
 /// <failure>, an inconclusive run or a malformed file an <error>: never a pass.
 public enum JUnitReport {

@@ -1,5 +1,6 @@
 import Audit
 import Foundation
+import Scenarios
 
 /// summary.md: for a CI step summary. The verdict first, a table, then what went wrong.
 public enum MarkdownSummary {

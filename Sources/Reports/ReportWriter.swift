@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import Scenarios
 
 /// Writes every report of a run into a directory (`--report DIR`, `reports/` by default), and
 /// copies the pcap of each scenario that did not pass (of each, with `keepAllPcaps`) into

@@ -1,4 +1,5 @@
 import Audit
+import Scenarios
 
 /// sarif.json: SARIF 2.1.0 for code-scanning uploads. One result per leak, with one rule per
 /// leak class. The expected leaks of canaries and exposure (the user's choice) are results too,

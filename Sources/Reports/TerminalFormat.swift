@@ -1,4 +1,5 @@
 import Audit
+import Scenarios
 
 /// Lines for the terminal: one progress line per finished scenario, then a summary table.
 /// Pure: the runner prints what these return.

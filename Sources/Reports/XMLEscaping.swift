@@ -1,3 +1,5 @@
+import Scenarios
+
 /// Escapes text for XML and HTML content and attribute values; drops the control characters
 /// XML 1.0 forbids so a hostile DNS name in the evidence cannot break the document.
 func xmlEscaped(_ text: String) -> String {

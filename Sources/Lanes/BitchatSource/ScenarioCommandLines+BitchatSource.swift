@@ -1,3 +1,5 @@
+import Scenarios
+
 extension ScenarioCommandLines {
   /// The bitchat-source driver's transport for `scenario`, or nil when the model runs it:
   /// `bitchat-source` files always use the driver (`apple`); with `substitute` (leak-audit

@@ -1,6 +1,7 @@
+import Scenarios
 import SystemUnderTest
 
-extension AppAction.Step {
+extension Scenarios.AppAction.Step {
   /// The app driver's action for this step (its name is the scenario file's verb); nil for
   /// tor-crash, which the runner does to the mock, not the app.
   public var driverKind: SystemUnderTest.AppAction.Kind? {

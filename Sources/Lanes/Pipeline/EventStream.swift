@@ -1,4 +1,5 @@
 import Foundation
+import Scenarios
 import SystemUnderTest
 
 /// Follows the app's event file while it is written and hands each complete new line on as a

@@ -1,6 +1,7 @@
 import Audit
 import FailClosedSupport
 import Sandbox
+import Scenarios
 
 /// Turns a scenario's network plan into the Sandbox's censor rules, with the symbolic targets
 /// resolved to the sandbox's fixed addresses (Sandbox.AddressPlan).

@@ -1,6 +1,7 @@
 import FailClosedSupport
 import Foundation
 import Sandbox
+import Scenarios
 import SystemUnderTest
 
 /// The command lines the runner starts in the device for a scenario: the mock Tor and the app

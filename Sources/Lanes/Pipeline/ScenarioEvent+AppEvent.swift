@@ -1,4 +1,5 @@
 import Audit
+import Scenarios
 import SystemUnderTest
 
 extension ScenarioEvent {

@@ -72,12 +72,12 @@ public enum ExpectationJudge {
     return (leaks, exposure)
   }
 
-  static func describe(_ leak: ScenarioLeak) -> String {
+  public static func describe(_ leak: ScenarioLeak) -> String {
     let names = leak.names.isEmpty ? "" : " (\(leak.names.joined(separator: ", ")))"
     return "\(leak.leakClass.rawValue) to \(leak.destination)\(names) at \(seconds(leak.firstTime))"
   }
 
-  static func seconds(_ t: Double) -> String {
+  public static func seconds(_ t: Double) -> String {
     formatSeconds((t * 10).rounded() / 10)
   }
 }

@@ -394,8 +394,24 @@ public struct AppAction: Sendable, Equatable {
     case openURL(url: String)
     case torCrash
 
-    /// The verb as written in scenario files: the driver's action name, or tor-crash.
-    public var verb: String { driverKind?.name ?? "tor-crash" }
+    /// The verb as written in scenario files: the app driver's action name (a test in
+    /// ScenariosTests holds the two equal), or tor-crash.
+    public var verb: String {
+      switch self {
+      case .start: return "start"
+      case .foreground: return "foreground"
+      case .background: return "background"
+      case .setPreference: return "set-preference"
+      case .revokeActivation: return "revoke-activation"
+      case .grantActivation: return "grant-activation"
+      case .pathChange: return "path-change"
+      case .addRelay: return "add-relay"
+      case .sendMessage: return "send-message"
+      case .refreshDirectory: return "refresh-directory"
+      case .openURL: return "open-url"
+      case .torCrash: return "tor-crash"
+      }
+    }
 
     public static let verbs = [
       "start", "foreground", "background", "set-preference", "revoke-activation",

@@ -1,5 +1,3 @@
-import SystemUnderTest
-
 /// One moment of tor's own timeline: a bootstrap phase it reported, a problem it warned
 /// about, a command its controller sent, a reply that did not come, a process change. Read
 /// from the app's `tor` events (the control-port backends), and on the real-Tor lane also from
@@ -72,24 +70,6 @@ public struct TorTimelineEntry: Sendable, Equatable {
 }
 
 extension TorTimelineEntry {
-  /// The `tor` events of a control-port backend, in order, as timeline entries.
-  public static func timeline(from events: [SystemUnderTest.AppEvent]) -> [TorTimelineEntry] {
-    events.filter { $0.kind == .tor }.map { event in
-      func text(_ key: String) -> String? {
-        guard let value = event[key]?.description, !value.isEmpty else { return nil }
-        return value
-      }
-      func number(_ key: String) -> Int? {
-        text(key).flatMap { Int($0) ?? Double($0).map { Int($0) } }
-      }
-      return TorTimelineEntry(
-        time: event.time, source: .control, phase: text("phase") ?? "?",
-        progress: number("progress"), tag: text("tag"), summary: text("summary"),
-        reason: text("reason"), count: number("count"), command: text("command"),
-        detail: text("detail"))
-    }
-  }
-
   /// Merges two timelines by time (stable: at equal times `a` first).
   public static func merged(_ a: [TorTimelineEntry], _ b: [TorTimelineEntry])
     -> [TorTimelineEntry]

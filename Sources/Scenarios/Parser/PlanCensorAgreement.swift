@@ -1,4 +1,3 @@
-import Sandbox
 import TorControl
 
 /// On the mock lane a blocked guard is written twice: once as the censor's rule (what the wire
@@ -17,8 +16,12 @@ enum PlanCensorAgreement {
     var until: Double? { rule.until }
   }
 
+  /// The mock's guard port on the sandbox's wire (Sandbox.AddressPlan.guards; a test in
+  /// ScenariosTests holds the two equal, so the model need not link the sandbox).
+  static let mockGuardPort = 9001
+
   static func guardBlocks(_ network: NetworkPlan) -> [GuardBlock] {
-    let guardPort = Int(AddressPlan.guards[0].port)
+    let guardPort = mockGuardPort
     return network.censor.enumerated().compactMap { index, rule in
       guard ["tor-guards", "world", "any"].contains(rule.target),
         rule.transport == nil || rule.transport == .tcp,

@@ -1,5 +1,4 @@
 import Audit
-import SystemUnderTest
 import TorControl
 
 /// Turns a scenario file's text into a ``Scenario``, or an error naming the file, the field's
@@ -131,12 +130,20 @@ public enum ScenarioParser {
   /// library's longest is 120 s; 20000 is a duration written in milliseconds.
   public static let mockLongRunSeconds: Double = 600
 
+  /// What the modelled app contacts on its own: bitchat's built-in relays
+  /// (NostrRelaySettings.builtInRelays) and its relay directory
+  /// (GeoRelayDirectory.defaultRemoteURL); a test in ScenariosTests holds them to the app's.
+  public static let builtInURLs = [
+    "wss://relay.damus.io", "wss://nos.lol", "wss://relay.primal.net", "wss://offchain.pub",
+    "https://raw.githubusercontent.com/permissionlesstech/bitchat/refs/heads/main/relays/online_relays_gps.csv",
+  ]
+
   /// Host names a censor rule or a DNS poisoning may name: the names the scenario's app
   /// contacts (bitchat's built-in relays and its relay directory, and the hosts of the
   /// scenario's own relay and page URLs). The world's resolver answers every one of them with
   /// the web host, so a rule naming one acts on the web host.
   public static func knownHosts(_ app: AppPlan) -> [String] {
-    var urls = NostrRelaySettings.builtInRelays + [GeoRelayDirectory.defaultRemoteURL]
+    var urls = builtInURLs
     urls += app.customRelays
     for action in app.actions {
       switch action.step {
@@ -174,7 +181,7 @@ public enum ScenarioParser {
     }
   }
 
-  static func defaultName(_ file: String) -> String {
+  public static func defaultName(_ file: String) -> String {
     let base = file.split(separator: "/").last.map(String.init) ?? file
     return base.hasSuffix(".json") ? String(base.dropLast(5)) : base
   }
