@@ -53,7 +53,9 @@ public enum SARIFReport {
           ))
       }
       for missed in r.judgement.expectations where missed.status == .failed {
-        if case .leakCaught = missed.expectation { results.append(canaryMissed(missed, r)) }
+        if missed.expectation.as(ScenarioExpectation.LeakCaught.self) != nil {
+          results.append(canaryMissed(missed, r))
+        }
       }
     }
     return document(report, rules: rules, results: results)

@@ -62,7 +62,7 @@ public struct Scenario: Sendable, Equatable {
 
   /// A canary expects a leak to be caught: it proves the detector fires.
   public var isCanary: Bool {
-    expectations.contains { if case .leakCaught = $0 { return true } else { return false } }
+    expectations.contains { $0.as(ScenarioExpectation.LeakCaught.self) != nil }
   }
 }
 

@@ -236,7 +236,7 @@ public enum ScenarioParser {
     return TorPlan(personality: personality, bootstrap: bootstrap, faults: faults, crashAt: crashAt)
   }
 
-  private static func afterEnd(_ t: Double, _ duration: Double) -> String {
+  static func afterEnd(_ t: Double, _ duration: Double) -> String {
     "\(formatSeconds(t)) is after the end of the run (duration \(formatSeconds(duration)))"
   }
 
@@ -459,162 +459,18 @@ public enum ScenarioParser {
     duration: Double = .infinity, profile: AppPlan.Profile? = nil
   ) throws(ScenarioError) -> ScenarioExpectation {
     let r = try FieldReader(value, file: file, path: path)
-    // A time past the end of the run is trivially met (or missed): an error, not a no-op.
-    func time(_ key: String, required: Bool = false) throws(ScenarioError) -> Double? {
-      let t = try r.seconds(key, required: required)
-      if let t, t > duration {
-        throw r.fail(key, afterEnd(t, duration) + ": the expectation could never be judged there")
-      }
-      return t
-    }
-    func pattern(_ key: String) throws(ScenarioError) -> String {
-      let text = try r.string(key)!
-      if let problem = ScenarioEventCatalogue.problem(in: EventPattern(text), profile: profile) {
-        throw r.fail(key, problem)
-      }
-      return text
-    }
     let kind = try r.oneOf("kind", ScenarioExpectation.kinds)!
-    if lane == .mock, ScenarioExpectation.realTorKinds.contains(kind) {
+    // The list the names came from: every name in it has its unit.
+    let unit = ExpectationKinds.unit(named: kind)!
+    if lane == .mock, unit.realTorOnly {
       throw r.fail(
         "kind",
         "\"\(kind)\" is judged from Debian's tor: a real-Tor lane expectation, not allowed in "
           + "a mock-lane scenario (add \"lane\": \"real-tor\" at the top)")
     }
-    var allowed = ["kind", "because"]
-    switch kind {
-    case "leak-caught": allowed += ["classes"]
-    case "notification": allowed += ["name", "by", "count"]
-    case "no-notification": allowed += ["name", "before"]
-    case "event": allowed += ["event", "by", "count"]
-    case "no-event": allowed += ["event", "before"]
-    case "request-sent": allowed += ["transport", "by"]
-    case "proxy-mode": allowed += ["mode", "at"]
-    case "bootstrap-summary": allowed += ["text", "match", "at"]
-    case "events-in-order": allowed += ["events"]
-    case "bootstrap-reaches": allowed += ["progress"]
-    case "bootstrap-stuck": allowed += ["atMost", "tag"]
-    case "bootstrap-problem": allowed += ["reason"]
-    case "flows-only-to": allowed += ["ports"]
-    case "bootstrap-stops-at": allowed += ["progress", "tag", "measured"]
-    case "reachability": allowed += ["targets", "reachable", "failure", "measured"]
-    default: break
-    }
-    try r.rejectUnknown(allowing: allowed)
+    try r.rejectUnknown(allowing: ["kind", "because"] + unit.fields)
     _ = try r.string("because", required: false)
-    switch kind {
-    case "no-leak": return .noLeak
-    case "leak-caught":
-      var classes: [LeakClass] = []
-      for e in try r.array("classes", required: true, minCount: 1, "leak classes")! {
-        guard case .string(let s) = e.value, let c = LeakClass(rawValue: s) else {
-          let names = LeakClass.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
-          throw ScenarioError(
-            file: file, path: e.path,
-            message: "expected a leak class (one of \(names)), got \(e.value.shortDescription)")
-        }
-        if classes.contains(c) {
-          throw ScenarioError(file: file, path: e.path, message: "\"\(s)\" is listed twice")
-        }
-        classes.append(c)
-      }
-      return .leakCaught(classes: classes)
-    case "requests-queued-before-ready": return .requestsQueuedBeforeReady
-    case "notification":
-      return .notification(
-        name: try r.oneOf("name", notificationNames)!,
-        by: try time("by", required: true)!,
-        count: try r.integer("count", in: 0...1000, "a number of times"))
-    case "no-notification":
-      return .noNotification(
-        name: try r.oneOf("name", notificationNames)!, before: try time("before"))
-    case "event":
-      return .event(
-        try pattern("event"), by: try time("by", required: true)!,
-        count: try r.integer("count", in: 0...1000, "a number of times"))
-    case "no-event":
-      return .noEvent(try pattern("event"), before: try time("before"))
-    case "request-sent":
-      return .requestSent(
-        transport: ScenarioExpectation.Transport(
-          rawValue: try r.oneOf(
-            "transport", ScenarioExpectation.Transport.allCases.map(\.rawValue))!)!,
-        by: try time("by", required: true)!)
-    case "proxy-mode":
-      return .proxyMode(
-        ScenarioExpectation.Transport(
-          rawValue: try r.oneOf("mode", ScenarioExpectation.Transport.allCases.map(\.rawValue))!)!,
-        at: try time("at", required: true)!)
-    case "bootstrap-summary":
-      guard let textValue = r.value("text") else {
-        throw r.fail(nil, "missing \"text\": expected a string")
-      }
-      guard case .string(let text) = textValue else {
-        throw r.fail("text", "expected a string, got \(textValue.shortDescription)")
-      }
-      let match =
-        try r.oneOf(
-          "match", ScenarioExpectation.TextMatch.allCases.map(\.rawValue), required: false
-        )
-        .map { ScenarioExpectation.TextMatch(rawValue: $0)! } ?? .equals
-      return .bootstrapSummary(text: text, match: match, at: try time("at"))
-    case "events-in-order":
-      var events: [String] = []
-      for e in try r.array("events", required: true, minCount: 2, "event names")! {
-        guard case .string(let s) = e.value, !s.isEmpty else {
-          throw ScenarioError(
-            file: file, path: e.path,
-            message: "expected an event name, got \(e.value.shortDescription)")
-        }
-        if let problem = ScenarioEventCatalogue.problem(in: EventPattern(s), profile: profile) {
-          throw ScenarioError(file: file, path: e.path, message: problem)
-        }
-        events.append(s)
-      }
-      return .eventsInOrder(events)
-    case "traffic-only-to-tor": return .trafficOnlyToTor
-    case "bootstrap-reaches":
-      return .bootstrapReaches(
-        progress: try r.integer("progress", in: 0...100, "a bootstrap percentage", required: true)!)
-    case "bootstrap-stuck":
-      return .bootstrapStuck(
-        atMost: try r.integer("atMost", in: 0...100, "a bootstrap percentage", required: true)!,
-        tag: try r.oneOf("tag", BootstrapPhase.all.map(\.tag), required: false))
-    case "bootstrap-problem":
-      return .bootstrapProblem(reason: try r.oneOf("reason", bootstrapProblemReasons)!)
-    case "bootstrap-through-bridge": return .bootstrapThroughBridge
-    case "flows-only-to":
-      var ports: [Int] = []
-      var listed: Set<Int> = []
-      for e in try r.array("ports", required: true, minCount: 1, "ports")! {
-        guard case .number(let n) = e.value, n.rounded() == n, n >= 1, n <= 65535 else {
-          throw ScenarioError(
-            file: file, path: e.path,
-            message: "expected a port (an integer from 1 to 65535), got "
-              + e.value.shortDescription)
-        }
-        if !listed.insert(Int(n)).inserted {
-          throw ScenarioError(file: file, path: e.path, message: "port \(Int(n)) is listed twice")
-        }
-        ports.append(Int(n))
-      }
-      return .flowsOnlyTo(ports: ports)
-    case "bootstrap-stops-at":
-      return .bootstrapStopsAt(
-        progress: try r.integer("progress", in: 0...100, "a bootstrap percentage", required: true)!,
-        tag: try r.oneOf("tag", BootstrapPhase.all.map(\.tag))!,
-        measured: try r.string("measured", required: false))
-    case "reachability":
-      let targets = RealTorTargetClass(
-        rawValue: try r.oneOf("targets", RealTorTargetClass.allCases.map(\.rawValue))!)!
-      return .reachability(
-        targets: targets,
-        reachable: try r.integer(
-          "reachable", in: 0...targets.nodes.count,
-          "a number of nodes (the class has \(targets.nodes.count))", required: true)!,
-        failure: try r.string("failure", required: false),
-        measured: try r.string("measured", required: false))
-    default: return .clearnetByUserChoice
-    }
+    return ScenarioExpectation(
+      try unit.parse(ExpectationInput(reader: r, duration: duration, profile: profile)))
   }
 }
