@@ -48,23 +48,14 @@ public struct ScenarioRunner: Sendable {
   /// Runs `scenario`; never throws: a setup failure becomes an inconclusive outcome whose
   /// `runError` says what went wrong.
   public func run(_ scenario: Scenario) async -> ScenarioOutcome {
-    let options = self.options
-    let started = Date()
+    let lane: any Lane
     do {
-      return try await BlockingIO.run("scenario.\(scenario.name)") {
-        try ScenarioRunner.runBlocking(scenario, options: options)
-      }
+      lane = try Self.lane(for: scenario, options: options)
     } catch {
-      return ScenarioOutcome(
-        audit: CaptureAudit(verdict: .inconclusive, inconclusiveReasons: ["\(error)"]),
-        capture: CaptureStats(packets: 0, dropped: 0, positiveControlSeen: false),
-        runError: "\(error)", wallSeconds: Date().timeIntervalSince(started))
+      return LanePipeline.setupFailed(error, started: Date())
     }
-  }
-
-  static func runBlocking(_ scenario: Scenario, options: Options) throws -> ScenarioOutcome {
-    try LanePipeline.runBlocking(
-      scenario, on: try lane(for: scenario, options: options),
+    return await LanePipeline.run(
+      scenario, on: lane,
       options: LanePipeline.Options(grace: options.grace, onEvent: options.onEvent))
   }
 

@@ -35,11 +35,16 @@ public enum LanePipeline {
         try runBlocking(scenario, on: lane, options: options)
       }
     } catch {
-      return ScenarioOutcome(
-        audit: CaptureAudit(verdict: .inconclusive, inconclusiveReasons: ["\(error)"]),
-        capture: CaptureStats(packets: 0, dropped: 0, positiveControlSeen: false),
-        runError: "\(error)", wallSeconds: Date().timeIntervalSince(started))
+      return setupFailed(error, started: started)
     }
+  }
+
+  /// The outcome of a run that could not be set up: inconclusive, saying why.
+  public static func setupFailed(_ error: any Error, started: Date) -> ScenarioOutcome {
+    ScenarioOutcome(
+      audit: CaptureAudit(verdict: .inconclusive, inconclusiveReasons: ["\(error)"]),
+      capture: CaptureStats(packets: 0, dropped: 0, positiveControlSeen: false),
+      runError: "\(error)", wallSeconds: Date().timeIntervalSince(started))
   }
 
   public static func runBlocking(_ scenario: Scenario, on lane: any Lane, options: Options)
