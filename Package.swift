@@ -35,39 +35,40 @@ let package = Package(
     // Namespaces, veths, nftables, the world's services.
     .target(
       name: "Sandbox",
-      dependencies: ["Capture", "Audit", "TLS", "MockTor", "FailClosedSupport"]),
+      dependencies: [
+        "Capture", "Audit", "TLS", "HTTPCodec", "SOCKS", "MockTor", "FailClosedSupport",
+      ]),
     // bitchat's Tor layer, modelled on Linux.
     .target(
       name: "SystemUnderTest",
       dependencies: [
         "SOCKS", "TLS", "HTTPCodec", "MockTor", "TorControl", "Testnet", "FailClosedSupport",
       ]),
-    // The real-Tor lane: the private network in the world namespace, a real tor client in the
-    // device namespace, censored by nftables in between.
-    .target(
-      name: "RealTorLane",
-      dependencies: [
-        "Scenarios", "SystemUnderTest", "Sandbox", "Testnet", "Capture", "Audit",
-        "FailClosedSupport",
-      ]),
     // The bitchat-source lane: bitchat's own files, found in a checkout and built with the
     // project's shims (BitchatShims/) in a generated package.
     .target(name: "BitchatSource", dependencies: ["Digest", "FailClosedSupport"]),
-    // Scenario files, the runner and the reports.
+    // The scenario model: files, parser, expectation kinds, judge. Pure: no sandbox, no app.
+    .target(name: "Scenarios", dependencies: ["Audit", "TorControl", "FailClosedSupport"]),
+    // The reports a run is written to: JSON, JUnit, SARIF, Markdown, HTML, the terminal table.
+    .target(name: "Reports", dependencies: ["Scenarios", "Audit", "FailClosedSupport"]),
+    // The lanes: one pipeline (sandbox, capture, Tor side, app, actions, judge) and what each
+    // lane plugs in: the mock Tor, bitchat's own code on the mock, Debian's tor on a private
+    // network in the world namespace, an OONI measurement replayed there.
     .target(
-      name: "Scenarios",
+      name: "Lanes",
       dependencies: [
-        "Sandbox", "SystemUnderTest", "Audit", "Capture", "MockTor", "FailClosedSupport",
+        "Scenarios", "Sandbox", "SystemUnderTest", "Testnet", "TorControl", "Capture", "Audit",
+        "FailClosedSupport",
       ]),
     // OONI measurements of Tor read (bytes in, a model out) and mapped to real-tor scenarios.
-    .target(name: "OONI", dependencies: ["Scenarios", "TorControl", "Testnet"]),
+    .target(name: "OONI", dependencies: ["Scenarios", "TorControl"]),
     .target(
       name: "FailClosedCLI",
       dependencies: [
-        "OONI", "Scenarios", "Sandbox", "SystemUnderTest", "MockTor", "Audit", "Capture", "Testnet",
-        "RealTorLane", "TLS", "BitchatSource", "FailClosedSupport",
+        "OONI", "Scenarios", "Lanes", "Reports", "Sandbox", "SystemUnderTest", "MockTor",
+        "TorControl", "Audit", "Capture", "Testnet", "TLS", "BitchatSource", "FailClosedSupport",
       ]),
-    .executableTarget(name: "failclosed", dependencies: ["FailClosedCLI"]),
+    .executableTarget(name: "failclosed", dependencies: ["FailClosedCLI", "FailClosedSupport"]),
     // Load generators for tools/bench: the SOCKS load client and the capture-fidelity sender.
     .executableTarget(
       name: "fcbench", dependencies: ["SOCKS", "Sandbox", "Capture", "Audit", "FailClosedSupport"]),
@@ -76,32 +77,42 @@ let package = Package(
     .testTarget(name: "SOCKSTests", dependencies: ["SOCKS"]),
     .testTarget(name: "TorControlTests", dependencies: ["TorControl", "Digest"]),
     .testTarget(name: "DigestTests", dependencies: ["Digest"]),
-    .testTarget(name: "MockTorTests", dependencies: ["MockTor", "SOCKS", "FailClosedSupport"]),
+    .testTarget(
+      name: "MockTorTests", dependencies: ["MockTor", "SOCKS", "TorControl", "FailClosedSupport"]),
     .testTarget(name: "TestnetTests", dependencies: ["Testnet", "FailClosedSupport"]),
     .testTarget(
       name: "RealTorLaneTests",
       dependencies: [
-        "RealTorLane", "Scenarios", "Sandbox", "Testnet", "Audit", "FailClosedSupport", "OONI",
+        "Lanes", "Scenarios", "Sandbox", "Testnet", "Audit", "FailClosedSupport", "OONI",
       ]),
     .testTarget(name: "TLSTests", dependencies: ["TLS", "HTTPCodec", "FailClosedSupport"]),
     .testTarget(name: "HTTPCodecTests", dependencies: ["HTTPCodec"]),
     .testTarget(name: "AuditTests", dependencies: ["Audit"]),
     .testTarget(name: "CaptureTests", dependencies: ["Capture", "Audit", "FailClosedSupport"]),
     .testTarget(
-      name: "SandboxTests", dependencies: ["Sandbox", "Capture", "Audit", "FailClosedSupport"]),
+      name: "SandboxTests",
+      dependencies: ["Sandbox", "Capture", "Audit", "HTTPCodec", "FailClosedSupport"]),
     .testTarget(
       name: "SystemUnderTestTests",
-      dependencies: ["SystemUnderTest", "MockTor", "TLS", "FailClosedSupport"]),
-    .testTarget(name: "ScenariosTests", dependencies: ["Scenarios", "FailClosedSupport"]),
+      dependencies: [
+        "SystemUnderTest", "MockTor", "TLS", "HTTPCodec", "TorControl", "FailClosedSupport",
+      ]),
+    .testTarget(
+      name: "ScenariosTests",
+      dependencies: [
+        "Scenarios", "Lanes", "Reports", "Sandbox", "SystemUnderTest", "Audit", "FailClosedSupport",
+      ]),
     // corpus/: real OONI measurements of Tor, byte for byte (sources in corpus/README.md);
     // synthetic/: made-up ones in the same formats (said so in its README).
     .testTarget(
-      name: "OONITests", dependencies: ["OONI", "Scenarios", "TorControl", "FailClosedSupport"],
+      name: "OONITests", dependencies: ["OONI", "Scenarios", "FailClosedSupport"],
       exclude: ["corpus", "synthetic"]),
-    .testTarget(name: "CLITests", dependencies: ["FailClosedCLI", "FailClosedSupport"]),
+    .testTarget(
+      name: "CLITests",
+      dependencies: ["FailClosedCLI", "Audit", "Capture", "Sandbox", "FailClosedSupport"]),
     .testTarget(
       name: "BitchatSourceTests",
-      dependencies: ["BitchatSource", "Scenarios", "FailClosedSupport"],
+      dependencies: ["BitchatSource", "Scenarios", "Lanes", "FailClosedSupport"],
       exclude: ["Fixtures"]),
   ],
   swiftLanguageModes: [.v6]

@@ -1,5 +1,7 @@
 import FailClosedSupport
 import Foundation
+import Lanes
+import Reports
 import Scenarios
 
 /// `failclosed check FILE...`: validates scenario files without running them (no root): the

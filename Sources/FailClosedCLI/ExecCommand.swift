@@ -1,7 +1,7 @@
 import Audit
 import FailClosedSupport
 import Foundation
-import RealTorLane
+import Lanes
 import Sandbox
 import Testnet
 

@@ -1,6 +1,7 @@
 import FailClosedSupport
 import Foundation
-import RealTorLane
+import Lanes
+import Reports
 import Sandbox
 import Scenarios
 

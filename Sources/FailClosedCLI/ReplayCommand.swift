@@ -1,6 +1,8 @@
 import FailClosedSupport
 import Foundation
+import Lanes
 import OONI
+import Reports
 import Scenarios
 
 /// `failclosed replay FILE`: one scenario, verbosely: the app's events as they happen, each
@@ -180,7 +182,7 @@ public struct ReplayCommand: Command {
   }
 
   /// Everything after the events, in the reports' words.
-  static func printResult(_ result: ScenarioResult, lane: Lane) {
+  static func printResult(_ result: ScenarioResult, lane: Scenarios.Lane) {
     let outcome = result.outcome
     let torTimeline = CondensedTorEntry.condense(outcome.torTimeline)
     if !torTimeline.isEmpty {

@@ -18,8 +18,8 @@ public enum ReplayComparison {
       furthest.map { "\($0.progress ?? 0)% \($0.tag ?? "(no tag)")" } ?? "no bootstrap step"
     var stopMeasured = false
     for item in result.judgement.expectations {
-      switch item.expectation {
-      case .bootstrapStopsAt(let progress, let tag, let measured):
+      if let stop = item.expectation.as(ScenarioExpectation.BootstrapStopsAt.self) {
+        let (progress, tag, measured) = (stop.progress, stop.tag, stop.measured)
         stopMeasured = true
         rows.append(
           Row(
@@ -29,7 +29,10 @@ public enum ReplayComparison {
               return m == today || m.hasPrefix(today + ",") ? m : "\(m) = \(today)"
             } ?? "\(progress)% \(tag)",
             reproduced: reproducedStop, matches: item.status == .met))
-      case .reachability(let targets, let reachable, let failure, let measured):
+      } else if let probe = item.expectation.as(ScenarioExpectation.Reachability.self) {
+        let (targets, reachable, failure, measured) = (
+          probe.targets, probe.reachable, probe.failure, probe.measured
+        )
         let mine = (result.outcome.reachability ?? []).filter { $0.targetClass == targets }
         let ok = mine.filter { $0.failure == nil }.count
         let failures = mine.compactMap { $0.failure }
@@ -44,7 +47,6 @@ public enum ReplayComparison {
             measured: (measured ?? "?") + " -> planned \(reachable)/\(targets.nodes.count)"
               + (failure.map { ", \($0)" } ?? ""),
             reproduced: sandbox, matches: item.status == .met))
-      default: break
       }
     }
     if !stopMeasured {

@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import Lanes
 import Scenarios
 import Testing
 

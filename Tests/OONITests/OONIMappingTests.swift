@@ -202,8 +202,8 @@ struct OONIMappingTests {
       rules[0].measured == "RU 2023-01-21 AS197467, 9/10 or_port_dirauth generic_timeout_error")
     #expect(rules[4].measured == "RU 2023-01-21 AS197467, 13/14 obfs4 generic_timeout_error")
     let reach = scenario.expectations.compactMap { e -> String? in
-      guard case .reachability(let t, let r, let f, _) = e else { return nil }
-      return "\(t.rawValue) \(r) \(f ?? "-")"
+      guard let p = e.as(ScenarioExpectation.Reachability.self) else { return nil }
+      return "\(p.targets.rawValue) \(p.reachable) \(p.failure ?? "-")"
     }
     #expect(
       reach == [
@@ -236,8 +236,8 @@ struct OONIMappingTests {
       let scenario = try ScenarioParser.parse(
         OONIConversion.text(try OONIConversion.convert(m)), file: file)
       let found = scenario.expectations.compactMap { e -> String? in
-        guard case .bootstrapStopsAt(let p, let t, _) = e else { return nil }
-        return "\(p) \(t)"
+        guard let stop = e.as(ScenarioExpectation.BootstrapStopsAt.self) else { return nil }
+        return "\(stop.progress) \(stop.tag)"
       }
       #expect(found == [stop], "\(file)")
       if m.testName == "torsf" {

@@ -7,7 +7,7 @@ import Scenarios
 import Testing
 import Testnet
 
-@testable import RealTorLane
+@testable import Lanes
 
 /// The built `failclosed` binary, which the runner starts in the device as `app`.
 let failclosedBinary: String = {

@@ -5,10 +5,32 @@ import Sandbox
 import SystemUnderTest
 import Testing
 
+@testable import Lanes
 @testable import Scenarios
 
 /// The pieces the runner uses to fill a ScenarioOutcome from the other modules.
 @Suite struct AdapterTests {
+  /// The model checks a plan against the censor without linking the sandbox: its guard port
+  /// must be the sandbox's.
+  @Test func theModelsGuardPortIsTheSandboxs() {
+    #expect(AddressPlan.guards.allSatisfy { Int($0.port) == PlanCensorAgreement.mockGuardPort })
+  }
+
+  /// The model's own copies of the app's names: the verbs are the driver's action names, the
+  /// hosts the app contacts on its own are the model's built-in relays and directory.
+  @Test func theModelsVerbsAndHostsAreTheApps() {
+    let steps: [Scenarios.AppAction.Step] = [
+      .start, .foreground, .background, .setPreference(enabled: true), .revokeActivation,
+      .grantActivation, .pathChange, .addRelay(url: "wss://a.example"),
+      .sendMessage(text: "hi"), .refreshDirectory, .openURL(url: "https://a.example"), .torCrash,
+    ]
+    #expect(steps.map(\.verb) == Scenarios.AppAction.Step.verbs)
+    for step in steps { #expect(step.verb == (step.driverKind?.name ?? "tor-crash")) }
+    #expect(
+      ScenarioParser.builtInURLs
+        == NostrRelaySettings.builtInRelays + [GeoRelayDirectory.defaultRemoteURL])
+  }
+
   @Test func censorPlansBecomeSandboxRulesWithTheSandboxsAddresses() throws {
     let plan = NetworkPlan(
       censor: [

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import Lanes
 @testable import Scenarios
 
 /// Scenario files on the bitchat-source lane: which scenarios the driver runs, with which

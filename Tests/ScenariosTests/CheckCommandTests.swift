@@ -2,6 +2,7 @@ import FailClosedSupport
 import Foundation
 import Testing
 
+@testable import Lanes
 @testable import Scenarios
 
 /// `failclosed check`: no root, every library file valid, a typo named by file and field.

@@ -2,6 +2,7 @@ import FailClosedSupport
 import Foundation
 import Testing
 
+@testable import Reports
 @testable import Scenarios
 
 /// Renders index.html in a real headless Chromium: the page must draw every timeline without a

@@ -5,6 +5,8 @@ import Sandbox
 import SystemUnderTest
 import Testing
 
+@testable import Lanes
+@testable import Reports
 @testable import Scenarios
 
 /// A valid minimal real-tor scenario; `tor`, `network`, `app` and `expect` replaceable.

@@ -1,3 +1,4 @@
+@testable import Reports
 @testable import Scenarios
 
 /// A run with one scenario of each verdict, a canary, exposure and a malformed file, with

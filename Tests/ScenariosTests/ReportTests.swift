@@ -2,6 +2,7 @@ import Audit
 import Foundation
 import Testing
 
+@testable import Reports
 @testable import Scenarios
 
 @Suite struct ReportTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import Lanes
 @testable import Scenarios
 
 /// A valid minimal scenario with `expect` replaced by the given JSON.

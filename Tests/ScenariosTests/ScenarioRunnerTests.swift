@@ -2,6 +2,7 @@ import FailClosedSupport
 import Foundation
 import Testing
 
+@testable import Lanes
 @testable import Scenarios
 
 /// The built `failclosed` binary, which the runner starts in the device (`mock-tor`, `app`).

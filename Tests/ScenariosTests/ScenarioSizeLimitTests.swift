@@ -30,7 +30,8 @@ import Testing
     let scenario = try ScenarioParser.parse(
       realScenarioText(expect: #"[{"kind": "flows-only-to", "ports": [\#(all)]}]"#),
       file: "Scenarios/r.json")
-    guard case .flowsOnlyTo(let ports) = scenario.expectations.first else {
+    guard let ports = scenario.expectations.first?.as(ScenarioExpectation.FlowsOnlyTo.self)?.ports
+    else {
       Issue.record("no flows-only-to")
       return
     }

@@ -1,0 +1,134 @@
+import Audit
+import FailClosedSupport
+import Foundation
+import Sandbox
+import Scenarios
+import Testnet
+
+/// The real-Tor lane: the runner's sandbox, with the private network already running in its
+/// world; per scenario the censor's rules name the network's own relays and bridge, the
+/// capture allows the consensus' relays and the bridge, and the app in the device starts
+/// Debian's tor itself (`--backend tor`) and drives it through the control port, in real
+/// time. tor's timeline comes from the app's `tor` events and from tor's logs; a fetch
+/// through the exit once tor reports 100%.
+public struct RealTorLane: Lane {
+  let runner: RealLaneRunner
+  /// Where the capture is kept (nil: in the scenario's directory, not named in reports).
+  public var pcapPath: String?
+
+  public init(runner: RealLaneRunner, pcapPath: String? = nil) {
+    self.runner = runner
+    self.pcapPath = pcapPath
+  }
+
+  public func begin(_ scenario: Scenario) throws -> any LaneRun {
+    try RealTorLaneRun(scenario, lane: self)
+  }
+}
+
+/// One scenario on the real-Tor lane.
+class RealTorLaneRun: LaneRun {
+  let scenario: Scenario
+  let plan: RealTorPlan
+  let lane: RealTorLane
+  let workDirectory: String
+  let targets: SandboxMapping.RealTorTargets
+  private var logs: TorLogWatcher?
+  private let fetcher = ExitFetcher()
+  private var fetched: Bool?
+  private var lastPoll = -1.0
+
+  var runner: RealLaneRunner { lane.runner }
+  var sandbox: SandboxRun { runner.sandbox }
+  var trustAnchors: String { runner.trustAnchors }
+  var capturePath: String { lane.pcapPath ?? workDirectory + "/capture.pcap" }
+  var keptPcapPath: String? { lane.pcapPath }
+  var timeScale: Double { 1 }
+  var deadline: Double { scenario.duration + runner.options.slack }
+
+  init(_ scenario: Scenario, lane: RealTorLane) throws {
+    guard let plan = scenario.tor.real else {
+      throw ScenarioError(
+        file: scenario.path, path: "lane", message: "a mock-lane scenario: ScenarioRunner runs it")
+    }
+    self.scenario = scenario
+    self.plan = plan
+    self.lane = lane
+    workDirectory = lane.runner.directory + "/\(scenario.name)-\(UUID().uuidString.prefix(8))"
+    try FileManager.default.createDirectory(
+      atPath: workDirectory + "/state", withIntermediateDirectories: true)
+    targets = try lane.runner.targets()
+    try FileManager.default.createDirectory(
+      atPath: ((lane.pcapPath ?? workDirectory + "/capture.pcap") as NSString)
+        .deletingLastPathComponent,
+      withIntermediateDirectories: true)
+  }
+
+  func censorRules(at t: Double) -> [Sandbox.CensorRule] {
+    SandboxMapping.censorRules(scenario.network, at: t, real: targets)
+  }
+
+  /// Nothing before the capture on a plain real-Tor run (``OONIReplayLane`` probes there).
+  func beforeCapture() throws {}
+
+  func captureAllows() throws -> Set<Endpoint> {
+    Set(try runner.testnet.allowlist().map(Endpoint.init))
+  }
+
+  /// The scenario's bridges as the network's bridge lines, seeded into the app's settings.
+  func preferences() throws -> String {
+    var bridgeLines: [RealTorPlan.Bridge: String] = [:]
+    if plan.bridges.contains(.testnetObfs4) {
+      guard let line = try runner.testnet.network.bridgeLine() else {
+        throw ScenarioError(
+          file: scenario.path, path: "tor.bridges", message: "the network has no obfs4 bridge")
+      }
+      bridgeLines[.testnetObfs4] = line.text
+    }
+    return ScenarioCommandLines.preferences(scenario, bridgeLines: bridgeLines)
+  }
+
+  /// The app starts Debian's tor itself: here only its base torrc (the network's
+  /// authorities), and tor's log watched from now on.
+  func startTorSide() throws {
+    try runner.testnet.network.builder.clientBase.write(
+      toFile: workDirectory + "/torrc-base", atomically: true, encoding: .utf8)
+    let clock = SystemClock()
+    logs = TorLogWatcher(directory: workDirectory + "/state/tor", clock: clock, origin: clock.now)
+  }
+
+  func appCommand(actionsFile: String, stateDirectory: String) -> [String] {
+    ScenarioCommandLines.app(
+      scenario, executable: runner.options.executable, timeScale: 1, actionsFile: actionsFile,
+      stateDirectory: stateDirectory, trustAnchors: trustAnchors,
+      torrcBase: workDirectory + "/torrc-base")
+  }
+
+  /// Every quarter second: tor's log read, and the fetch through the exit started once tor
+  /// (its log, or the app's controller) reports 100%.
+  func poll(elapsed: Double, appOutput: String) {
+    guard elapsed - lastPoll >= 0.25, let logs else { return }
+    lastPoll = elapsed
+    let logged = logs.poll()
+    if !fetcher.hasStarted,
+      logged.contains(where: { $0.isBootstrap && $0.progress! >= 100 })
+        || RealLaneRunner.appReportedDone(appOutput)
+    {
+      fetcher.start(device: sandbox.device.name)
+    }
+  }
+
+  func appEnded(runError: String?, appOutput: String) -> String? {
+    fetched = fetcher.wait(seconds: 45)
+    return runError
+  }
+
+  func complete(_ outcome: inout ScenarioOutcome) {
+    let logged = logs?.poll() ?? []
+    outcome.torTimeline = TorTimelineEntry.merged(outcome.torTimeline, logged)
+    outcome.fetchThroughExit = fetched
+  }
+
+  /// The sandbox and the network are the runner's: they outlive the scenario.
+  func tearDown() {}
+}

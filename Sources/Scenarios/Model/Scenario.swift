@@ -1,0 +1,430 @@
+import TorControl
+
+/// One scenario file: a test plan a reviewer can read. What Tor does, what the censor does,
+/// what the app does over virtual time, and what must (not) happen.
+public struct Scenario: Sendable, Equatable {
+  /// The file's name without directory and extension, e.g. `stall-past-75s`; what `--filter`
+  /// and reports use.
+  public var name: String
+  /// The file path as given to the loader, for messages.
+  public var path: String
+  public var title: String
+  /// One sentence: what a pass of this scenario proves.
+  public var proves: String
+  /// Which of the system under test's documented weaknesses (1...4) this scenario shows.
+  public var weakness: Int?
+  /// A known gap of the profile this scenario shows (bitchat has no bridges), in a sentence.
+  public var gap: String?
+  /// Why the verdict must be the same without the faults (DNS poisoning that the app never
+  /// sees): `check --mutate` then holds the scenario to an unchanged verdict instead.
+  public var sameWithoutFaults: String?
+  /// How long the scenario runs, in virtual seconds (real seconds on the real-Tor lane).
+  public var duration: Double
+  /// The Tor side: the mock's plan, or Debian's tor driven by the app on the real-Tor lane.
+  public var tor: TorSide
+  public var network: NetworkPlan
+  public var app: AppPlan
+  public var expectations: [ScenarioExpectation]
+  /// Where a scenario converted from an OONI measurement came from (`failclosed ooni convert`).
+  public var ooni: OONIProvenance? = nil
+
+  public init(
+    name: String, path: String, title: String, proves: String, weakness: Int? = nil,
+    gap: String? = nil, duration: Double, tor: TorSide, network: NetworkPlan = NetworkPlan(),
+    app: AppPlan, expectations: [ScenarioExpectation]
+  ) {
+    self.name = name
+    self.path = path
+    self.title = title
+    self.proves = proves
+    self.weakness = weakness
+    self.gap = gap
+    self.duration = duration
+    self.tor = tor
+    self.network = network
+    self.app = app
+    self.expectations = expectations
+  }
+
+  /// A mock-lane scenario.
+  public init(
+    name: String, path: String, title: String, proves: String, weakness: Int? = nil,
+    duration: Double, tor: TorPlan, network: NetworkPlan = NetworkPlan(), app: AppPlan,
+    expectations: [ScenarioExpectation]
+  ) {
+    self.init(
+      name: name, path: path, title: title, proves: proves, weakness: weakness,
+      duration: duration, tor: .mock(tor), network: network, app: app,
+      expectations: expectations)
+  }
+
+  public var lane: Lane { tor.lane }
+
+  /// A canary expects a leak to be caught: it proves the detector fires.
+  public var isCanary: Bool {
+    expectations.contains { $0.as(ScenarioExpectation.LeakCaught.self) != nil }
+  }
+}
+
+/// Where a scenario runs: against the mock Tor on a scaled clock, or against Debian's tor in a
+/// private Tor network in real time.
+public enum Lane: String, Sendable, CaseIterable {
+  case mock
+  case realTor = "real-tor"
+}
+
+/// The Tor side of a scenario, by lane.
+public enum TorSide: Sendable, Equatable {
+  case mock(TorPlan)
+  case realTor(RealTorPlan)
+
+  public var lane: Lane {
+    switch self {
+    case .mock: return .mock
+    case .realTor: return .realTor
+    }
+  }
+
+  /// The mock's plan (mock lane only).
+  public var mock: TorPlan? {
+    if case .mock(let plan) = self { return plan }
+    return nil
+  }
+
+  /// Debian's tor (real-Tor lane only).
+  public var real: RealTorPlan? {
+    if case .realTor(let plan) = self { return plan }
+    return nil
+  }
+
+  /// One line for reports: "ctor healthy:5", "debian-tor, bridges testnet-obfs4".
+  public var summary: String {
+    switch self {
+    case .mock(let plan): return "\(plan.personality.rawValue) \(plan.bootstrap)"
+    case .realTor(let plan):
+      return plan.client.rawValue
+        + (plan.bridges.isEmpty
+          ? "" : ", bridges " + plan.bridges.map(\.rawValue).joined(separator: ", "))
+    }
+  }
+}
+
+/// The real-Tor lane's Tor side: Debian's tor, started and driven by the app in the device,
+/// bootstrapping from the private network; bridges seeded into the app's preferences.
+public struct RealTorPlan: Sendable, Equatable {
+  public enum Client: String, Sendable, CaseIterable {
+    /// Debian's tor package, driven through its control port as Onion Browser does.
+    case debianTor = "debian-tor"
+  }
+
+  /// A bridge by name; the runner substitutes the network's bridge line at run time.
+  public enum Bridge: String, Sendable, CaseIterable {
+    /// The private network's obfs4 bridge.
+    case testnetObfs4 = "testnet-obfs4"
+  }
+
+  public var client: Client
+  /// Seeded into the app's preferences (`tor.bridges`); the profile decides whether it uses them.
+  public var bridges: [Bridge]
+
+  public init(client: Client = .debianTor, bridges: [Bridge] = []) {
+    self.client = client
+    self.bridges = bridges
+  }
+}
+
+/// The Tor side: the mock's personality, its bootstrap plan, per-destination faults, a crash.
+public struct TorPlan: Sendable, Equatable {
+  public enum Personality: String, Sendable, CaseIterable {
+    /// Arti in process (bitchat): progress 0 or 100, SOCKS bound only after bootstrap.
+    case arti
+    /// C tor (Onion Browser): tagged phases, a control port.
+    case ctor
+  }
+
+  public var personality: Personality
+  /// The mock's bootstrap plan as written: "healthy:5", "stall:conn:timeout", "never",
+  /// "flap:10", "crash:30". ``plan`` is its parsed form.
+  public var bootstrap: String
+  public var faults: [StreamFault]
+  /// Virtual second at which the Tor process crashes, if it does.
+  public var crashAt: Double?
+
+  public init(
+    personality: Personality, bootstrap: String, faults: [StreamFault] = [],
+    crashAt: Double? = nil
+  ) {
+    self.personality = personality
+    self.bootstrap = bootstrap
+    self.faults = faults
+    self.crashAt = crashAt
+  }
+}
+
+extension TorPlan {
+  /// The parsed plan for the mock (the parser already checked that it parses).
+  public var plan: BootstrapPlan? { try? BootstrapPlan(parsing: bootstrap) }
+}
+
+/// A fault the mock applies to streams towards one destination (toxiproxy's vocabulary).
+public struct StreamFault: Sendable, Equatable {
+  public enum Kind: String, Sendable, CaseIterable {
+    case drop
+    case reset
+    case latency
+    case blackhole
+    case socksError = "socks-error"
+    case slowClose = "slow-close"
+  }
+
+  /// "host:port" as the app names it, e.g. "relay.damus.io:443".
+  public var destination: String
+  public var kind: Kind
+  /// For latency: added delay in milliseconds.
+  public var milliseconds: Int?
+  /// For blackhole: bytes passed before the stream goes silent.
+  public var afterBytes: Int?
+  /// For socks-error: the SOCKS5 reply code (1...8, or Tor's 0xF0...0xF7).
+  public var reply: Int?
+
+  public init(
+    destination: String, kind: Kind, milliseconds: Int? = nil, afterBytes: Int? = nil,
+    reply: Int? = nil
+  ) {
+    self.destination = destination
+    self.kind = kind
+    self.milliseconds = milliseconds
+    self.afterBytes = afterBytes
+    self.reply = reply
+  }
+}
+
+/// The censor between the device and the world.
+public struct NetworkPlan: Sendable, Equatable {
+  public var censor: [CensorPlanRule]
+  public var dnsPoisoning: [DNSPoisoning]
+
+  public init(censor: [CensorPlanRule] = [], dnsPoisoning: [DNSPoisoning] = []) {
+    self.censor = censor
+    self.dnsPoisoning = dnsPoisoning
+  }
+}
+
+/// One nftables rule in the censor namespace, in the Sandbox's vocabulary (Sandbox.CensorPlanRule)
+/// with a symbolic target instead of an address, and an optional time window.
+public struct CensorPlanRule: Sendable, Equatable {
+  public enum Action: String, Sendable, CaseIterable {
+    /// Silently discards: connects time out.
+    case drop
+    /// Answers TCP with a reset: connects fail at once (CONNECTREFUSED).
+    case reset
+    case icmpPortUnreachable = "icmp-port-unreachable"
+    case icmpHostUnreachable = "icmp-host-unreachable"
+    case icmpAdminProhibited = "icmp-admin-prohibited"
+    case icmpNetUnreachable = "icmp-net-unreachable"
+    /// Lets the TCP handshake through, answers the first data packet (over 100 bytes: a TLS
+    /// ClientHello, an HTTP request) with a reset (OONI's connection_reset after connect).
+    case resetAfterHandshake = "reset-after-handshake"
+    /// The censor accepts the connection itself and closes it at once (OONI's eof_error).
+    case closeAfterConnect = "close-after-connect"
+  }
+
+  public enum TransportProtocol: String, Sendable, CaseIterable {
+    case tcp, udp, icmp
+  }
+
+  /// Symbolic targets the runner maps to the sandbox's addresses (``SandboxMapping``).
+  public static let symbolicTargets = [
+    "tor-guards", "tor-relays", "tor-bridge", "dns-resolver", "world", "any",
+  ]
+  /// The mock's fake guard: mock lane only.
+  public static let mockOnlyTargets = ["tor-guards"]
+  /// The private network's relays (every ORPort and DirPort in its consensus) and its obfs4
+  /// bridge: real-Tor lane only.
+  public static let realOnlyTargets = ["tor-relays", "tor-bridge"] + RealTorTargetClass.allNodes
+
+  public var action: Action
+  /// A symbolic target (``symbolicTargets``) or a host name the world serves.
+  public var target: String
+  public var port: Int?
+  /// nil matches every protocol.
+  public var transport: TransportProtocol?
+  /// Matches only packets whose IP length is greater than this: a crude DPI that lets a SYN
+  /// through and drops a TLS ClientHello.
+  public var longerThan: Int?
+  /// Virtual seconds during which the rule is in force; nil means from the start / to the end.
+  public var from: Double?
+  public var until: Double?
+  /// Where the rule came from, for a replayed measurement: "RU 2023-01-21 AS197467, 9/10
+  /// or_port_dirauth generic_timeout_error" (`from` is already the time window's start).
+  public var measured: String? = nil
+
+  public init(
+    action: Action, target: String, port: Int? = nil, transport: TransportProtocol? = nil,
+    longerThan: Int? = nil, from: Double? = nil, until: Double? = nil
+  ) {
+    self.action = action
+    self.target = target
+    self.port = port
+    self.transport = transport
+    self.longerThan = longerThan
+    self.from = from
+    self.until = until
+  }
+
+  /// Whether the rule is in force at virtual time `t`.
+  public func isActive(at t: Double) -> Bool {
+    (from.map { t >= $0 } ?? true) && (until.map { t < $0 } ?? true)
+  }
+}
+
+/// A scenario converted from an OONI measurement: the file, the measurement and how it was
+/// mapped, as the converted file states it.
+public struct OONIProvenance: Sendable, Equatable {
+  /// The measurement file's name.
+  public var source: String
+  /// "tor 0.4.0, RU 2023-01-21 23:58:05 AS197467 (...)".
+  public var measurement: String
+  /// Why the file was converted although it is not censorship (`--force`), if it was.
+  public var notCensorship: [String]
+  /// How classes and stops were mapped, and what could not be.
+  public var notes: [String]
+
+  public init(
+    source: String, measurement: String, notCensorship: [String] = [], notes: [String] = []
+  ) {
+    self.source = source
+    self.measurement = measurement
+    self.notCensorship = notCensorship
+    self.notes = notes
+  }
+}
+
+/// A lie the censor tells about one name (and its subdomains).
+public struct DNSPoisoning: Sendable, Equatable {
+  public enum Answer: String, Sendable, CaseIterable {
+    /// Answers with an address of the censor's where nothing listens.
+    case sinkhole
+  }
+
+  public var name: String
+  public var answer: Answer
+
+  public init(name: String, answer: Answer) {
+    self.name = name
+    self.answer = answer
+  }
+}
+
+/// The app: which profile, its starting state, and what the user and the OS do to it.
+public struct AppPlan: Sendable, Equatable {
+  public enum Profile: String, Sendable, CaseIterable {
+    /// bitchat's rules and numbers, weaknesses included.
+    case bitchat
+    /// bitchat with each documented weakness fixed.
+    case hardened
+    /// Foundation's URLSession with a SOCKS proxy dictionary: leaks on Linux (a canary).
+    case naivePort = "naive-port"
+    /// Onion Browser 1.X, 2.X or 3.X: tor through its control port (the mock's ctor
+    /// personality, or Debian's tor on the real lane), URLs through that version's schemes.
+    case onionBrowser1 = "onion-browser-1"
+    case onionBrowser2 = "onion-browser-2"
+    case onionBrowser3 = "onion-browser-3"
+    /// The current release (3.X): an alias of onion-browser-3.
+    case onionBrowser = "onion-browser"
+    /// bitchat's own code, unmodified (the bitchat-source lane): the driver built from a
+    /// bitchat checkout with the project's shims, in real time (bitchat reads the wall clock).
+    case bitchatSource = "bitchat-source"
+
+    /// One of Onion Browser's versions.
+    public var isOnionBrowser: Bool {
+      [.onionBrowser1, .onionBrowser2, .onionBrowser3, .onionBrowser].contains(self)
+    }
+
+    /// The steps this profile's app models (onion-browser-N: start, open-url, path-change,
+    /// background, foreground).
+    public func models(_ step: AppAction.Step) -> Bool {
+      if isOnionBrowser {
+        switch step {
+        case .start, .openURL, .pathChange, .background, .foreground, .torCrash: return true
+        default: return false
+        }
+      }
+      if case .openURL = step { return false }
+      return true
+    }
+  }
+
+  public var profile: Profile
+  /// The user's "route through Tor" preference at start.
+  public var torPreference: Bool
+  /// Whether network activation is allowed at start.
+  public var activationGranted: Bool
+  /// Relays the user added before the scenario starts.
+  public var customRelays: [String]
+  /// In time order (the parser sorts stably by `at`).
+  public var actions: [AppAction]
+
+  public init(
+    profile: Profile, torPreference: Bool = true, activationGranted: Bool = true,
+    customRelays: [String] = [], actions: [AppAction]
+  ) {
+    self.profile = profile
+    self.torPreference = torPreference
+    self.activationGranted = activationGranted
+    self.customRelays = customRelays
+    self.actions = actions
+  }
+}
+
+/// One step at a virtual time.
+public struct AppAction: Sendable, Equatable {
+  public enum Step: Sendable, Equatable {
+    case start
+    case foreground
+    case background
+    case setPreference(enabled: Bool)
+    case revokeActivation
+    case grantActivation
+    case pathChange
+    case addRelay(url: String)
+    case sendMessage(text: String)
+    case refreshDirectory
+    /// An incoming app URL (that Onion Browser version's URL schemes; onion-browser-N only).
+    case openURL(url: String)
+    case torCrash
+
+    /// The verb as written in scenario files: the app driver's action name (a test in
+    /// ScenariosTests holds the two equal), or tor-crash.
+    public var verb: String {
+      switch self {
+      case .start: return "start"
+      case .foreground: return "foreground"
+      case .background: return "background"
+      case .setPreference: return "set-preference"
+      case .revokeActivation: return "revoke-activation"
+      case .grantActivation: return "grant-activation"
+      case .pathChange: return "path-change"
+      case .addRelay: return "add-relay"
+      case .sendMessage: return "send-message"
+      case .refreshDirectory: return "refresh-directory"
+      case .openURL: return "open-url"
+      case .torCrash: return "tor-crash"
+      }
+    }
+
+    public static let verbs = [
+      "start", "foreground", "background", "set-preference", "revoke-activation",
+      "grant-activation", "path-change", "add-relay", "send-message", "refresh-directory",
+      "open-url", "tor-crash",
+    ]
+  }
+
+  public var at: Double
+  public var step: Step
+
+  public init(at: Double, step: Step) {
+    self.at = at
+    self.step = step
+  }
+}
