@@ -201,9 +201,10 @@ final class StreamSession: @unchecked Sendable {
       guard (try? upstream.write(early)) != nil else { return "destination closed" }
       bytesUp += early.count
     }
-    // 256 KiB a read (tools/bench: 16 KiB reads and a copy per chunk kept bulk below dante's);
-    // shaped flows still move at most 16 KiB at a time.
-    var scratch = [UInt8](repeating: 0, count: 262_144)
+    // 16 KiB a read, and 256 KiB once a read fills that (tools/bench: 16 KiB reads and a
+    // copy per chunk kept bulk below dante's; 256 KiB for every stream, a fresh mapping each,
+    // cost short streams their rate). Shaped flows still move at most 16 KiB at a time.
+    var scratch = [UInt8](repeating: 0, count: 16_384)
     var lastActivity = mock.planTime
     var upOpen = true
     while !mock.isStoppedOrCrashed {
@@ -229,6 +230,7 @@ final class StreamSession: @unchecked Sendable {
           guard StreamSend.all(upstream.fd, scratch, count: n) else {
             return "destination closed"
           }
+          if n == scratch.count && scratch.count < Self.bulkReadSize { grow(&scratch) }
         }
       }
       if fds[1].revents != 0 {
@@ -243,10 +245,17 @@ final class StreamSession: @unchecked Sendable {
         if fault.latency > 0 { mock.sleep(fault.latency) }
         guard StreamSend.all(client.fd, scratch, count: n) else { return "client closed" }
         bytesDown += n
+        if n == scratch.count && scratch.count < Self.bulkReadSize { grow(&scratch) }
         if let bandwidth = fault.bandwidth { mock.sleep(Double(n) / Double(bandwidth)) }
       }
     }
     return "closed by mock"
+  }
+
+  private static let bulkReadSize = 262_144
+
+  private func grow(_ scratch: inout [UInt8]) {
+    scratch = [UInt8](repeating: 0, count: Self.bulkReadSize)
   }
 
   private func resetIfDue(_ fault: StreamFault, adding count: Int) -> String? {
