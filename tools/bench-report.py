@@ -115,15 +115,20 @@ if fidelity:
 socks = [r for r in rows if r["section"] == "socks"]
 if socks:
     out.append("## 3. SOCKS proxies under the same load generator (fcbench socks)\n")
-    out.append("| proxy | connections/s | failed | bulk MB/s | added latency µs (median RTT) |")
-    out.append("|---|---:|---:|---:|---:|")
+    many = next((r.get("manyClientsCount") for r in socks if r.get("manyClientsCount")), None)
+    out.append("| proxy | connections/s (16 clients) | failed | "
+               + (f"connections/s ({many:,} clients) | failed | " if many else "")
+               + "bulk MB/s | added latency µs (median RTT) |")
+    out.append("|---|---:|---:|" + ("---:|---:|" if many else "") + "---:|---:|")
     for r in socks:
         if r.get("error"):
             out.append(f"| {r['proxy']} | error | | | |")
             continue
         added = r["proxiedLatencyMicroseconds"] - r["directLatencyMicroseconds"]
+        crowd = (f"{r['manyClients']:,.0f} | {r['manyClientsFailed']} | "
+                 if many and r.get("manyClients") is not None else ("| | " if many else ""))
         out.append(f"| {r['proxy']} | {r['connectionsPerSecond']:,.0f} | {r['failedConnections']} | "
-                   f"{r['bulkMegabytesPerSecond']:.0f} | {added:.0f} |")
+                   f"{crowd}{r['bulkMegabytesPerSecond']:.0f} | {added:.0f} |")
     out.append("")
 
 sc = next((r for r in rows if r["section"] == "scenarios"), None)
@@ -147,7 +152,7 @@ if sc or lanes:
     out.append("")
 tn = [r for r in rows if r["section"] == "testnet"]
 if tn:
-    out.append("## 5. Real-Tor lane (Debian tor, loopback private network)\n")
+    out.append("## 5. Real-Tor lane (Debian tor, private network on the loopback of a namespace of its own)\n")
     out.append("| runs | network ready s (median, min-max) | client bootstrap s (median, min-max) |")
     out.append("|---:|---|---|")
     n = [r["network_ready_s"] for r in tn]

@@ -33,8 +33,7 @@ public final class Auditor {
   public func consume(timestamp: Int64, wireLength: Int, frame: UnsafeRawBufferPointer)
     -> PacketDisposition
   {
-    var packet = core.decoder.decode(frame)
-    return core.consume(timestamp: timestamp, wireLength: wireLength, frame: frame, packet: &packet)
+    core.consume(timestamp: timestamp, wireLength: wireLength, frame: frame)
   }
 
   /// As ``consume(timestamp:wireLength:frame:)`` with the frame already decoded (the capture
@@ -103,6 +102,17 @@ struct AuditorCore {
       linkType: linkType, deviceLinkAddresses: policy.deviceLinkAddresses)
     self.flows = FlowTable(capacity: policy.maximumFlows)
     statistics.linkType = linkType.name
+  }
+
+  /// Decodes in place: decoding through the class's property copied the decoder (a retain
+  /// and release of its MAC list) and the decoded packet (memmoves) for every packet.
+  @inline(__always)
+  mutating func consume(timestamp: Int64, wireLength: Int, frame: UnsafeRawBufferPointer)
+    -> PacketDisposition
+  {
+    var packet = DecodedPacket()
+    decoder.decode(frame, into: &packet)
+    return consume(timestamp: timestamp, wireLength: wireLength, frame: frame, packet: &packet)
   }
 
   mutating func consume(

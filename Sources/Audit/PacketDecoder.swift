@@ -19,10 +19,19 @@ public struct PacketDecoder: Sendable {
 
   public func decode(_ frame: UnsafeRawBufferPointer) -> DecodedPacket {
     var packet = DecodedPacket()
+    decode(frame, into: &packet)
+    return packet
+  }
+
+  /// Decodes into `packet`, which must be fresh (`DecodedPacket()`): the auditor's hot path
+  /// decodes into its own storage, where returning the packet cost two copies of it per frame
+  /// (perf: a tenth of the audit's time in memmove).
+  @inline(__always)
+  public func decode(_ frame: UnsafeRawBufferPointer, into packet: inout DecodedPacket) {
     let count = frame.count
     switch linkType {
     case .ethernet:
-      guard count >= 14 else { return packet }
+      guard count >= 14 else { return }
       packet.linkSource = Self.mac(frame, 6)
       packet.hasLinkSource = true
       if !deviceLinkAddresses.isEmpty {
@@ -35,12 +44,12 @@ public struct PacketDecoder: Sendable {
       while (type == 0x8100 || type == 0x88A8) && tags < 2 {
         offset += 4
         tags += 1
-        guard count >= offset + 2 else { return packet }
+        guard count >= offset + 2 else { return }
         type = frame.u16(offset)
       }
       decodeEtherType(type, frame, offset + 2, &packet)
     case .linuxSLL:
-      guard count >= 16 else { return packet }
+      guard count >= 16 else { return }
       packet.direction = .linux(packetType: frame.u16(0))
       if frame.u16(4) == 6 {
         packet.linkSource = Self.mac(frame, 6)
@@ -48,7 +57,7 @@ public struct PacketDecoder: Sendable {
       }
       decodeEtherType(frame.u16(14), frame, 16, &packet)
     case .linuxSLL2:
-      guard count >= 20 else { return packet }
+      guard count >= 20 else { return }
       packet.direction = .linux(packetType: UInt16(frame.u8(10)))
       if frame.u8(11) == 6 {
         packet.linkSource = Self.mac(frame, 12)
@@ -56,18 +65,18 @@ public struct PacketDecoder: Sendable {
       }
       decodeEtherType(frame.u16(0), frame, 20, &packet)
     case .raw, .rawDLT, .rawOpenBSD:
-      guard count >= 1 else { return packet }
+      guard count >= 1 else { return }
       switch frame.u8(0) >> 4 {
       case 4: decodeIPv4(frame, 0, &packet)
       case 6: decodeIPv6(frame, 0, &packet)
-      default: return packet
+      default: return
       }
     case .ipv4:
       decodeIPv4(frame, 0, &packet)
     case .ipv6:
       decodeIPv6(frame, 0, &packet)
     case .null, .loop:
-      guard count >= 4 else { return packet }
+      guard count >= 4 else { return }
       // The address family is in host order for NULL, network order for LOOP.
       let raw = frame.loadUnaligned(as: UInt32.self)
       let family = linkType == .loop ? UInt32(bigEndian: raw) : raw
@@ -79,7 +88,6 @@ public struct PacketDecoder: Sendable {
         packet.etherType = UInt16(truncatingIfNeeded: family)
       }
     }
-    return packet
   }
 
   @inline(__always)

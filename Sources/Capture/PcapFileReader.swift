@@ -66,9 +66,10 @@ public final class PcapFileReader {
     _ body: (_ timestamp: Int64, _ wireLength: Int, _ frame: UnsafeRawBufferPointer) -> Void
   ) throws -> Int {
     guard let handle else { throw CaptureError("\(path): reader is closed") }
-    // Classic pcap: walked in place (no copy, no read per packet); pcapng through libpcap.
-    if isClassicPcap, let mapped = MappedPcapFile(path: path) {
-      return try mapped.forEachPacket(path: path, body)
+    // Classic pcap: read in large chunks, walked in place (no copy or read per packet); pcapng
+    // through libpcap.
+    if isClassicPcap, let file = BufferedPcapFile(path: path) {
+      return try file.forEachPacket(path: path, body)
     }
     var count = 0
     // Tracked by arithmetic, not ftell: a syscall per packet would dominate the audit.

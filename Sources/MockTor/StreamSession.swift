@@ -201,6 +201,9 @@ final class StreamSession: @unchecked Sendable {
       guard (try? upstream.write(early)) != nil else { return "destination closed" }
       bytesUp += early.count
     }
+    // 16 KiB a read, and 256 KiB once a read fills that (tools/bench: 16 KiB reads and a
+    // copy per chunk kept bulk below dante's; 256 KiB for every stream, a fresh mapping each,
+    // cost short streams their rate). Shaped flows still move at most 16 KiB at a time.
     var scratch = [UInt8](repeating: 0, count: 16_384)
     var lastActivity = mock.planTime
     var upOpen = true
@@ -224,13 +227,14 @@ final class StreamSession: @unchecked Sendable {
         } else {
           if let reset = resetIfDue(fault, adding: n) { return reset }
           bytesUp += n
-          guard (try? upstream.write(Array(scratch.prefix(n)))) != nil else {
+          guard StreamSend.all(upstream.fd, scratch, count: n) else {
             return "destination closed"
           }
+          if n == scratch.count && scratch.count < Self.bulkReadSize { grow(&scratch) }
         }
       }
       if fds[1].revents != 0 {
-        let limit = fault.bandwidth.map { max(1, min(scratch.count, $0 / 10)) } ?? scratch.count
+        let limit = fault.bandwidth.map { max(1, min(16_384, $0 / 10)) } ?? scratch.count
         let n = scratch.withUnsafeMutableBytes { Glibc.read(upstream.fd, $0.baseAddress, limit) }
         if n <= 0 {
           if fault.slowClose > 0 { mock.sleep(fault.slowClose) }
@@ -239,12 +243,19 @@ final class StreamSession: @unchecked Sendable {
         }
         if let reset = resetIfDue(fault, adding: n) { return reset }
         if fault.latency > 0 { mock.sleep(fault.latency) }
-        guard (try? client.write(Array(scratch.prefix(n)))) != nil else { return "client closed" }
+        guard StreamSend.all(client.fd, scratch, count: n) else { return "client closed" }
         bytesDown += n
+        if n == scratch.count && scratch.count < Self.bulkReadSize { grow(&scratch) }
         if let bandwidth = fault.bandwidth { mock.sleep(Double(n) / Double(bandwidth)) }
       }
     }
     return "closed by mock"
+  }
+
+  private static let bulkReadSize = 262_144
+
+  private func grow(_ scratch: inout [UInt8]) {
+    scratch = [UInt8](repeating: 0, count: Self.bulkReadSize)
   }
 
   private func resetIfDue(_ fault: StreamFault, adding count: Int) -> String? {
