@@ -21,6 +21,8 @@ public final class RealLaneRunner: @unchecked Sendable {
     public var grace: Double
     /// Slack over a scenario's duration before the app is killed (tor's start-up included).
     public var slack: Double
+    /// Real seconds from making the run's clock to its time 0 (the app starts in between).
+    public var epochLead = 0.5
 
     public init(executable: String, grace: Double = 1, slack: Double = 45) {
       self.executable = executable
@@ -94,7 +96,7 @@ public final class RealLaneRunner: @unchecked Sendable {
   /// Runs one real-tor scenario; never throws: a setup failure becomes an inconclusive outcome
   /// whose `runError` says what went wrong. `pcapPath` keeps the capture there.
   public func run(_ scenario: Scenario, pcapPath: String? = nil) async -> ScenarioOutcome {
-    let started = Date()
+    let started = SystemClock()
     do {
       return try await BlockingIO.run("lane.\(scenario.name)") {
         try self.runBlocking(scenario, pcapPath: pcapPath)
@@ -103,7 +105,7 @@ public final class RealLaneRunner: @unchecked Sendable {
       return ScenarioOutcome(
         audit: CaptureAudit(verdict: .inconclusive, inconclusiveReasons: ["\(error)"]),
         capture: CaptureStats(packets: 0, dropped: 0, positiveControlSeen: false),
-        runError: "\(error)", wallSeconds: Date().timeIntervalSince(started))
+        runError: "\(error)", wallSeconds: started.now)
     }
   }
 
@@ -112,7 +114,7 @@ public final class RealLaneRunner: @unchecked Sendable {
       throw ScenarioError(
         file: scenario.path, path: "lane", message: "a mock-lane scenario: ScenarioRunner runs it")
     }
-    let wallStart = Date()
+    let wallClock = SystemClock()
     let work = directory + "/\(scenario.name)-\(UUID().uuidString.prefix(8))"
     let state = work + "/state"
     try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
@@ -155,15 +157,17 @@ public final class RealLaneRunner: @unchecked Sendable {
     try ScenarioCommandLines.directoryCache().write(
       toFile: state + "/" + GeoRelayDirectory.cacheFileName, atomically: true, encoding: .utf8)
 
-    let clock = SystemClock()
-    let origin = clock.now
-    let runStart = Date().timeIntervalSince1970
+    // The run's one clock, in real time: its epoch goes to the app on its command line.
+    let clock = ScaledClock(
+      factor: 1, epoch: MonotonicInstant.now.advanced(bySeconds: options.epochLead))
+    let origin = 0.0
+    let runStart = clock.epochUnixTime
     let appOutput = work + "/app.jsonl"
     let app = try DeviceCommand(
       ScenarioCommandLines.app(
         scenario, executable: options.executable, timeScale: 1,
         actionsFile: work + "/actions.jsonl", stateDirectory: state,
-        trustAnchors: trustAnchors, torrcBase: torrcBase),
+        trustAnchors: trustAnchors, torrcBase: torrcBase, epoch: clock.epoch),
       in: sandbox, output: appOutput)
     defer { app.killTree() }
     let logs = TorLogWatcher(directory: state + "/tor", clock: clock, origin: origin)
@@ -192,7 +196,7 @@ public final class RealLaneRunner: @unchecked Sendable {
         }
       }
       appStatus = ScenarioRunner.exitStatus(app.pid)
-      if appStatus == nil { usleep(20_000) }
+      if appStatus == nil { wallClock.sleepBlocking(seconds: 0.02) }
     }
     var runError: String?
     if appStatus == nil {
@@ -202,7 +206,7 @@ public final class RealLaneRunner: @unchecked Sendable {
     }
     let fetched = fetcher.wait(seconds: 45)
     // Keep capturing for the grace period: a late leak is still caught.
-    usleep(UInt32(max(0, options.grace) * 1_000_000))
+    wallClock.sleepBlocking(seconds: options.grace)
     app.killTree()
     let report = capture.stop()
     captureStopped = true
@@ -216,7 +220,7 @@ public final class RealLaneRunner: @unchecked Sendable {
     }
     var outcome = ScenarioOutcome(
       appEvents: events, audit: report, runStart: runStart, timeScale: 1,
-      pcapPath: pcapPath, runError: runError, wallSeconds: Date().timeIntervalSince(wallStart))
+      pcapPath: pcapPath, runError: runError, wallSeconds: wallClock.now)
     outcome.torTimeline = TorTimelineEntry.merged(outcome.torTimeline, logged)
     outcome.fetchThroughExit = fetched
     outcome.reachability = reachability

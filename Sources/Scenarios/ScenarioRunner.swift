@@ -8,8 +8,9 @@ import TorControl
 
 /// Runs one scenario for real: fresh namespaces, the world's services, the censor's rules, the
 /// capture on the device's link (proved live by the positive control), the mock Tor and the app
-/// driver in the device, both on the same scaled clock; then a grace period, the audit, and the
-/// app's events, gathered into a ``ScenarioOutcome`` for the judge.
+/// driver in the device, both on the run's one clock (an epoch and a scale the runner makes and
+/// hands to each on its command line, and keeps its own timeline on); then a grace period, the
+/// audit, and the app's events, gathered into a ``ScenarioOutcome`` for the judge.
 public struct ScenarioRunner: Sendable {
   public struct Options: Sendable {
     /// The `failclosed` binary the device runs (`mock-tor`, `app`).
@@ -30,6 +31,10 @@ public struct ScenarioRunner: Sendable {
     /// scenarios (apple transport) and the naive-port canary (linux-foundation transport).
     public var bitchatSourceDriver: String?
     public var substituteBitchatSource = false
+    /// Real seconds from making the run's clock to its time 0: the mock and the app start and
+    /// set up in between, so the app's first action is at the runner's time 0, not after its
+    /// start-up.
+    public var epochLead = 0.5
 
     public init(
       executable: String, timeScale: Double = 25, grace: Double = 1,
@@ -53,7 +58,7 @@ public struct ScenarioRunner: Sendable {
   /// `runError` says what went wrong.
   public func run(_ scenario: Scenario) async -> ScenarioOutcome {
     let options = self.options
-    let started = Date()
+    let started = SystemClock()
     do {
       return try await BlockingIO.run("scenario.\(scenario.name)") {
         try ScenarioRunner.runBlocking(scenario, options: options)
@@ -62,7 +67,7 @@ public struct ScenarioRunner: Sendable {
       return ScenarioOutcome(
         audit: CaptureAudit(verdict: .inconclusive, inconclusiveReasons: ["\(error)"]),
         capture: CaptureStats(packets: 0, dropped: 0, positiveControlSeen: false),
-        runError: "\(error)", wallSeconds: Date().timeIntervalSince(started))
+        runError: "\(error)", wallSeconds: started.now)
     }
   }
 
@@ -77,7 +82,7 @@ public struct ScenarioRunner: Sendable {
       scenario, driver: options.bitchatSourceDriver, substitute: options.substituteBitchatSource)
     var options = options
     if sourceTransport != nil { options.timeScale = 1 }
-    let wallStart = Date()
+    let wallClock = SystemClock()
     // Unique per run: the same scenario may run several times side by side.
     let unique = "\(scenario.name)-\(UUID().uuidString.prefix(8))"
     let directory =
@@ -108,17 +113,24 @@ public struct ScenarioRunner: Sendable {
     try ScenarioCommandLines.directoryCache().write(
       toFile: directory + "/state/" + GeoRelayDirectory.cacheFileName, atomically: true,
       encoding: .utf8)
+    // The run's one clock: its epoch and scale go to the mock and the app on their command
+    // lines. bitchat's own code reads the wall clock from its own start: on its lane time 0 is
+    // the app's launch, as the app sees it, and the mock keeps its own.
+    let sharedEpoch =
+      sourceTransport == nil ? MonotonicInstant.now.advanced(bySeconds: options.epochLead) : nil
     let mock = try DeviceCommand(
       ScenarioCommandLines.mockTor(
         plan, executable: options.executable, timeScale: options.timeScale,
-        guards: AddressPlan.guards.map(\.description), eventLog: directory + "/mock.jsonl"),
+        guards: AddressPlan.guards.map(\.description), eventLog: directory + "/mock.jsonl",
+        epoch: sharedEpoch),
       in: run, output: directory + "/mock.log")
     if plan.personality == .ctor {
       // The control-port backend connects at once: wait (bounded) for the mock to listen.
       waitForLine("control port on", in: directory + "/mock.log", seconds: 10)
     }
     let appOutput = directory + "/app.jsonl"
-    let runStart = Date().timeIntervalSince1970
+    let clock = ScaledClock(factor: options.timeScale, epoch: sharedEpoch ?? .now)
+    let runStart = clock.epochUnixTime
     let appCommand =
       sourceTransport.map {
         ScenarioCommandLines.bitchatSourceApp(
@@ -129,7 +141,7 @@ public struct ScenarioRunner: Sendable {
       ?? ScenarioCommandLines.app(
         scenario, executable: options.executable, timeScale: options.timeScale,
         actionsFile: directory + "/actions.jsonl", stateDirectory: directory + "/state",
-        trustAnchors: trustAnchors)
+        trustAnchors: trustAnchors, epoch: sharedEpoch)
     let app = try DeviceCommand(appCommand, in: run, output: appOutput)
 
     // Timed changes on the Tor side and in the censor, in virtual time order.
@@ -145,11 +157,12 @@ public struct ScenarioRunner: Sendable {
     changes.sort { $0.time < $1.time }
     var harnessEvents = ScenarioRunner.withHarnessEvents([], scenario, plan: plan)
     let stream = options.onEvent.map { EventStream(path: appOutput, onEvent: $0) }
-    // The app ends itself after the scenario's duration; allow generous slack in real time.
-    let deadline = runStart + scenario.duration / options.timeScale + 20
+    // The app ends itself after the scenario's duration; allow generous slack (20 s of real
+    // time).
+    let deadline = scenario.duration + 20 * options.timeScale
     var appStatus: Int32?
-    while appStatus == nil && Date().timeIntervalSince1970 < deadline {
-      let virtualNow = (Date().timeIntervalSince1970 - runStart) * options.timeScale
+    while appStatus == nil && clock.now < deadline {
+      let virtualNow = clock.now
       while let next = changes.first, next.time <= virtualNow {
         changes.removeFirst()
         try next.apply()
@@ -161,11 +174,11 @@ public struct ScenarioRunner: Sendable {
         }
       }
       appStatus = ScenarioRunner.exitStatus(app.pid)
-      if appStatus == nil { usleep(10_000) }
+      if appStatus == nil { wallClock.sleepBlocking(seconds: 0.01) }
     }
     var runError: String?
     if appStatus == nil {
-      runError = "the app did not finish within \(Int(deadline - runStart)) s (killed)"
+      runError = "the app did not finish within \(Int(clock.realSeconds(deadline))) s (killed)"
     } else if appStatus != 0 {
       runError = "the app exited with status \(appStatus!): " + lastLines(appOutput)
     }
@@ -182,7 +195,7 @@ public struct ScenarioRunner: Sendable {
     }
     // Stop the mock, then keep capturing for the grace period: a late leak is still caught.
     kill(-mock.pid, SIGTERM)
-    usleep(UInt32(max(0, options.grace) * 1_000_000))
+    wallClock.sleepBlocking(seconds: options.grace)
     app.killTree()
     mock.killTree()
     let report = capture.stop()
@@ -203,7 +216,7 @@ public struct ScenarioRunner: Sendable {
       audit: CaptureAudit(report, runStart: runStart, timeScale: options.timeScale),
       capture: CaptureStats(
         report, pcapPath: options.workDirectory == nil ? nil : pcapPath),
-      runError: runError, wallSeconds: Date().timeIntervalSince(wallStart))
+      runError: runError, wallSeconds: wallClock.now)
   }
 
   /// The app's events with what the harness itself did on the same axis: each crash of the
@@ -270,12 +283,12 @@ public struct ScenarioRunner: Sendable {
 
   /// Waits until `text` appears in the file at `path`, for at most `seconds`.
   static func waitForLine(_ text: String, in path: String, seconds: Double) {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
+    let realTime = SystemClock()
+    while realTime.now < seconds {
       if let content = try? String(contentsOfFile: path, encoding: .utf8), content.contains(text) {
         return
       }
-      usleep(20_000)
+      realTime.sleepBlocking(seconds: 0.02)
     }
   }
 

@@ -58,7 +58,7 @@ import Testing
     options.backend = .simulated
     options.bootstrapSeconds = nil
     let collected = EventCollector()
-    let clock = VirtualScheduler()
+    let clock = ManualClock()
     let run = Task {
       try await AppDriver.run(
         actions: [
@@ -88,7 +88,7 @@ import Testing
 }
 
 extension AppDriverTests {
-  @AppActor static func advance(_ clock: VirtualScheduler) { clock.advance(by: 0.5) }
+  @AppActor static func advance(_ clock: ManualClock) { clock.advanceTimers(by: 0.5) }
 }
 
 final class EventCollector: @unchecked Sendable {
