@@ -28,9 +28,16 @@ public protocol AppScheduler: AnyObject, Sendable {
   }
 }
 
-/// Timers over a ``HarnessClock``: one task per timer sleeping on the clock.
+/// Timers over a ``HarnessClock``: one task per timer sleeping on the clock. A timer set while
+/// another timer's action runs counts from that timer's deadline, not from the moment it ran:
+/// as on the ``ManualClock`` the model is tested on, where an action runs at its deadline. A
+/// scaled clock multiplies every late wake-up (1 ms late is 25 ms at scale 25), and without
+/// this a loop of 1 s sleeps would drift by the sum of them (bitchat's 75 s poll ended up to
+/// 1.4 s late at load 30), where at bitchat's own speed the drift is a few milliseconds.
 public final class ClockScheduler: AppScheduler {
   public let clock: any HarnessClock
+  /// The deadline of the timer whose action runs now, on the app actor.
+  @AppActor private var firingDeadline: Double?
 
   public init(clock: any HarnessClock) { self.clock = clock }
 
@@ -42,11 +49,18 @@ public final class ClockScheduler: AppScheduler {
   {
     let timer = ScheduledTimer()
     let clock = self.clock
+    let deadline = (firingDeadline ?? clock.now) + max(0, seconds)
     let task = Task { @AppActor in
-      do { try await clock.sleep(seconds: seconds) } catch { return }
+      let wait = deadline - clock.now
+      if wait > 0 {
+        do { try await clock.sleep(seconds: wait) } catch { return }
+      }
       guard !timer.isCancelled else { return }
       timer.cancel()
+      let outer = self.firingDeadline
+      self.firingDeadline = deadline
       action()
+      self.firingDeadline = outer
     }
     timer.onCancel = { task.cancel() }
     return timer
