@@ -20,7 +20,8 @@ public struct AppCommand: Command {
     Reads timed actions (JSON lines or a JSON array; see docs/app-driver.md) and prints each
     state change, notification, socket opened and request as a JSON line with its virtual time.
     With --epoch (the scenario runner's), time 0 is that instant on the run's clock, shared
-    with the mock Tor; the app waits for it after setting up.
+    with the mock Tor: the app sets up before it (events then have negative times) and
+    performs its actions from it.
 
     Profiles: bitchat (default), hardened, naive-port; onion-browser-1, onion-browser-2,
     onion-browser-3 (Onion Browser 1.X, 2.X, 3.X, each rule for rule; --backend ctor or tor);
