@@ -33,7 +33,9 @@ public protocol AppScheduler: AnyObject, Sendable {
 /// as on the ``ManualClock`` the model is tested on, where an action runs at its deadline. A
 /// scaled clock multiplies every late wake-up (1 ms late is 25 ms at scale 25), and without
 /// this a loop of 1 s sleeps would drift by the sum of them (bitchat's 75 s poll ended up to
-/// 1.4 s late at load 30), where at bitchat's own speed the drift is a few milliseconds.
+/// 1.4 s late at load 30), where at bitchat's own speed the drift is a few milliseconds. An
+/// action so late that the new deadline has passed counts from now instead: a stalled process
+/// skips the missed turns rather than running them back to back.
 public final class ClockScheduler: AppScheduler {
   public let clock: any HarnessClock
   /// The deadline of the timer whose action runs now, on the app actor.
@@ -49,7 +51,9 @@ public final class ClockScheduler: AppScheduler {
   {
     let timer = ScheduledTimer()
     let clock = self.clock
-    let deadline = (firingDeadline ?? clock.now) + max(0, seconds)
+    let now = clock.now
+    let anchored = firingDeadline.map { $0 + max(0, seconds) }
+    let deadline = anchored.flatMap { $0 >= now ? $0 : nil } ?? now + max(0, seconds)
     let task = Task { @AppActor in
       let wait = deadline - clock.now
       if wait > 0 {

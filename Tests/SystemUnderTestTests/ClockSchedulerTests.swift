@@ -61,6 +61,15 @@ import Testing
     }
   }
 
+  /// A wake-up later than the interval itself: the missed turn is skipped, not run at once
+  /// (no burst of catching up), and the next counts from the late moment.
+  @Test func aTurnMissedByMoreThanItsIntervalIsSkipped() async {
+    let clock = LateClock(lateness: 1.5)
+    let poller = Poller(scheduler: ClockScheduler(clock: clock), clock: clock, count: 3)
+    let fired = await poller.run()
+    #expect(fired == [2.5, 5.0, 7.5])
+  }
+
   /// A timer set outside any action counts from the clock's time then.
   @Test func aTimerSetOutsideAnActionCountsFromNow() async {
     let clock = LateClock(lateness: 0.1)
