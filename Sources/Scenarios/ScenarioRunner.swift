@@ -33,8 +33,9 @@ public struct ScenarioRunner: Sendable {
     public var substituteBitchatSource = false
     /// Real seconds from making the run's clock to its time 0: the mock and the app start and
     /// set up in between, so the app's first action is at the runner's time 0, not after its
-    /// start-up.
-    public var epochLead = 0.5
+    /// start-up. (0.5 s was too short at load 50-60: a ctor scenario's app, started once the
+    /// mock's control port is up, finished setting up 60 ms after the epoch, 1.5 s at scale 25.)
+    public var epochLead = 1.0
 
     public init(
       executable: String, timeScale: Double = 25, grace: Double = 1,
