@@ -12,12 +12,16 @@ public struct AppCommand: Command {
   public let usage = """
     Usage: failclosed app --actions FILE|- [--profile PROFILE]
                           [--backend arti|mock|ctor|tor|simulated] [--time-scale N]
+                          [--epoch NANOSECONDS]
                           [--state-dir DIR] [--socks HOST:PORT] [--directory-url URL]
                           [--relay URL]... [--torrc-base FILE] [--tor-binary PATH]
                           [--bridge LINE]...
 
     Reads timed actions (JSON lines or a JSON array; see docs/app-driver.md) and prints each
     state change, notification, socket opened and request as a JSON line with its virtual time.
+    With --epoch (the scenario runner's), time 0 is that instant on the run's clock, shared
+    with the mock Tor: the app sets up before it (events then have negative times) and
+    performs its actions from it.
 
     Profiles: bitchat (default), hardened, naive-port; onion-browser-1, onion-browser-2,
     onion-browser-3 (Onion Browser 1.X, 2.X, 3.X, each rule for rule; --backend ctor or tor);
@@ -48,6 +52,7 @@ public struct AppCommand: Command {
       "mock-map", .repeated, valueName: "HOST=IP:PORT",
       help: "--backend mock: where the mock sends streams for HOST"),
     OptionSpec("time-scale", .single, valueName: "N", help: "virtual seconds per real second"),
+    RunClockOption.spec,
     OptionSpec("state-dir", .single, valueName: "DIR", help: "preferences and directory cache"),
     OptionSpec("socks", .single, valueName: "HOST:PORT", help: "SOCKS endpoint (127.0.0.1:39050)"),
     OptionSpec("directory-url", .single, valueName: "URL", help: "the geo relay directory CSV"),
@@ -91,6 +96,7 @@ public struct AppCommand: Command {
     if let scale = arguments.value("time-scale") {
       options.timeScale = try ParsedArguments.number(scale, option: "time-scale", in: 0.001...1000)
     }
+    options.epoch = try RunClockOption.epoch(arguments)
     options.stateDirectory = arguments.value("state-dir")
     if let socks = arguments.value("socks") {
       guard let address = SocketAddress(socks) else {

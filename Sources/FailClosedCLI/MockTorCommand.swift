@@ -18,6 +18,8 @@ public struct MockTorCommand: Command {
     loopback IPs are reachable as is; everything else fails the way the personality's Tor
     fails. Every SOCKS request is logged with the destination exactly as the client sent it
     (a raw IP there means the client resolved the name itself: a DNS leak upstream).
+    With --epoch (the scenario runner's), plan time 0 and the log's times are that instant on
+    the run's clock (--time-scale), shared with the app.
 
     Personalities:
       ctor  C tor as Onion Browser drives it: SOCKS listens from the start; SOCKS4/4a/5,
@@ -56,6 +58,7 @@ public struct MockTorCommand: Command {
       OptionSpec(
         "time-scale", .single, valueName: "N",
         help: "run the mock's clock N times faster than real time (default 1)"),
+      RunClockOption.spec,
       OptionSpec(
         "handshake-timeout", .single, valueName: "SECONDS",
         help: "close connections that do not finish the SOCKS handshake in time (default 30)"),
@@ -131,10 +134,15 @@ public struct MockTorCommand: Command {
         client: GuardTunnelClient(device: nil, guards: guards))
     }
     configuration.eventLogPath = arguments.value("event-log")
+    let epoch = try RunClockOption.epoch(arguments)
     if let text = arguments.value("time-scale") {
       let factor = try ParsedArguments.number(text, option: "time-scale", in: 0.001...1000)
-      configuration.clock = ScaledClock(factor: factor)
+      configuration.clock = ScaledClock(factor: factor, epoch: epoch ?? .now)
+    } else if let epoch {
+      configuration.clock = ScaledClock(factor: 1, epoch: epoch)
     }
+    // The run's epoch is plan time 0: the mock's times are the app's and the runner's.
+    if epoch != nil { configuration.planOrigin = 0 }
     if let seconds = try arguments.seconds("handshake-timeout") {
       guard seconds > 0 else {
         throw UsageError("--handshake-timeout: expected seconds > 0, got 0")
@@ -203,7 +211,7 @@ public struct MockTorCommand: Command {
         },
         onSignal: { name in
           if BootstrapDriver.exitSignals.contains(name) { kill(getpid(), SIGTERM) }
-        })
+        }, origin: configuration.planOrigin)
     } catch let error as ControlPortServiceError {
       throw UsageError(error.description)
     }

@@ -51,9 +51,12 @@ public final class BootstrapDriver: ControlPortBackend, @unchecked Sendable {
   private var exited = false
   private var ticking = false
   private let tickerDone = DispatchSemaphore(value: 0)
+  private let realTime = SystemClock()
 
+  /// `origin`: the clock's time of plan time 0 (nil: now).
   public init(
-    simulator: BootstrapSimulator, clock: any HarnessClock, disableNetwork: Bool = false,
+    simulator: BootstrapSimulator, clock: any HarnessClock, origin: Double? = nil,
+    disableNetwork: Bool = false,
     socksListeners: [String] = [], torVersion: String = ControlSession.defaultTorVersion,
     hooks: Hooks = Hooks()
   ) {
@@ -63,7 +66,7 @@ public final class BootstrapDriver: ControlPortBackend, @unchecked Sendable {
     self.configuredDisableNetwork = disableNetwork
     self.hooks = hooks
     socks = socksListeners
-    timeline = BootstrapTimeline(origin: clock.now, networkDisabled: disableNetwork)
+    timeline = BootstrapTimeline(origin: origin ?? clock.now, networkDisabled: disableNetwork)
   }
 
   /// Sends this driver's events to `listener` (and drops its connections on a crash).
@@ -112,7 +115,8 @@ public final class BootstrapDriver: ControlPortBackend, @unchecked Sendable {
     return events
   }
 
-  /// Calls ``advance()`` every `interval` real seconds on a dedicated thread until ``stop()``.
+  /// Calls ``advance()`` every `interval` real seconds on a dedicated thread until ``stop()``
+  /// (a poll: the plan's steps fall on the clock, whatever the interval).
   public func start(interval: Double = 0.02) {
     let first = lock.withLock {
       defer { ticking = true }
@@ -122,7 +126,7 @@ public final class BootstrapDriver: ControlPortBackend, @unchecked Sendable {
     BlockingIO.detach("mocktor.bootstrap") { [self] in
       while lock.withLock({ ticking }) {
         advance()
-        Thread.sleep(forTimeInterval: interval)
+        realTime.sleepBlocking(seconds: interval)
       }
       tickerDone.signal()
     }

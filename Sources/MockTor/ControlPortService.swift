@@ -20,11 +20,13 @@ public final class ControlPortService: @unchecked Sendable {
   ///   - auth: `none`, `password:SECRET` or `cookie:FILE` (FILE is written, like tor's).
   ///   - disableNetwork: start as tor with DisableNetwork 1 (the bootstrap waits for SETCONF).
   ///   - onSignal: called for every SIGNAL (e.g. to stop the mock on SHUTDOWN).
+  ///   - origin: the clock's time of plan time 0 and of the log's 0 (the run's epoch, 0, when
+  ///     the mock has one); nil: now.
   /// Errors name the option at fault (`--bootstrap-plan`, `--control-auth`, `--control-port`).
   public init(
     port: UInt16, auth: String, plan: String, clock: any HarnessClock,
     socksListeners: [String] = [], disableNetwork: Bool = false, log: Log? = nil,
-    onSignal: (@Sendable (String) -> Void)? = nil
+    onSignal: (@Sendable (String) -> Void)? = nil, origin: Double? = nil
   ) throws {
     let bootstrapPlan: BootstrapPlan
     do { bootstrapPlan = try BootstrapPlan(parsing: plan) } catch {
@@ -37,7 +39,7 @@ public final class ControlPortService: @unchecked Sendable {
     } catch {
       throw ControlPortServiceError(option: "control-auth", message: "\(error)")
     }
-    let origin = clock.now
+    let origin = origin ?? clock.now
     let hooks = BootstrapDriver.Hooks(
       event: { event in
         guard let log else { return }
@@ -54,7 +56,8 @@ public final class ControlPortService: @unchecked Sendable {
       signal: onSignal)
     driver = BootstrapDriver(
       simulator: BootstrapSimulator(plan: bootstrapPlan, personality: .ctor), clock: clock,
-      disableNetwork: disableNetwork, socksListeners: socksListeners, hooks: hooks)
+      origin: origin, disableNetwork: disableNetwork, socksListeners: socksListeners,
+      hooks: hooks)
     do {
       listener = try ControlPortListener(
         address: SocketAddress(host: "127.0.0.1", port: port)!,

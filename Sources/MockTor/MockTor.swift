@@ -71,14 +71,14 @@ public final class MockTor: @unchecked Sendable {
     let alreadyRunning = lock.withLock {
       if running { return true }
       running = true
-      origin = configuration.clock.now
+      origin = configuration.planOrigin ?? configuration.clock.now
       return false
     }
     if alreadyRunning { return }
     BlockingIO.ignoreSIGPIPE()
     Self.raiseDescriptorLimit()
     eventLog.record(
-      "start", time: 0,
+      "start", time: planTime,
       [
         "personality": .string(configuration.personality.rawValue),
         "plan": .string(configuration.bootstrapPlan.description),
@@ -108,19 +108,22 @@ public final class MockTor: @unchecked Sendable {
     guard wasRunning else { return }
     currentListener?.stop()
     monitorDone.wait()
-    // Streams notice within their 100 ms poll; give them a moment to log.
-    for _ in 0..<50 where lock.withLock({ streams }) > 0 { usleep(20_000) }
+    // Streams notice within their 100 ms poll; give them a moment (real time) to log.
+    let realTime = SystemClock()
+    while lock.withLock({ streams }) > 0 && realTime.now < 1 {
+      realTime.sleepBlocking(seconds: 0.02)
+    }
     eventLog.record("stop", time: planTime)
   }
 
   /// Waits (real time, bounded) until the SOCKS listener is bound; for arti after bootstrap.
   @discardableResult
   public func waitForListener(timeout: Double = 10) -> SocketAddress? {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
+    let realTime = SystemClock()
+    while realTime.now < timeout {
       if let address = socksAddress { return address }
       if lock.withLock({ bindError != nil || !running }) { return nil }
-      usleep(10_000)
+      realTime.sleepBlocking(seconds: 0.01)
     }
     return socksAddress
   }
@@ -199,30 +202,19 @@ public final class MockTor: @unchecked Sendable {
         try? bindListener()
       }
       _ = connectionCounts
-      usleep(20_000)
+      // A real-time poll: it watches the plan, whose steps fall on the clock.
+      Self.pollInterval.sleepBlocking(seconds: 0.02)
     }
   }
 
-  /// Sleeps for `seconds` of the configured clock from a dedicated thread.
+  /// Sleeps for `seconds` of the configured clock from a dedicated thread (real clocks
+  /// sleep without the cooperative pool, which blocked tests may hold).
   func sleep(_ seconds: Double) {
-    guard seconds > 0 else { return }
-    // Real clocks sleep here, without the cooperative pool (which blocked tests may hold).
-    if let scaled = configuration.clock as? ScaledClock {
-      usleep(UInt32(min(seconds / scaled.factor, 3600) * 1_000_000))
-      return
-    }
-    if configuration.clock is SystemClock {
-      usleep(UInt32(min(seconds, 3600) * 1_000_000))
-      return
-    }
-    let done = DispatchSemaphore(value: 0)
-    let clock = configuration.clock
-    Task.detached {
-      try? await clock.sleep(seconds: seconds)
-      done.signal()
-    }
-    done.wait()
+    configuration.clock.sleepBlocking(seconds: seconds)
   }
+
+  /// The clock of the mock's state polls (a bound listener, a finished bootstrap): real time.
+  static let pollInterval = SystemClock()
 
   /// Isolation credentials as logged: the kind, and the bytes as text (lossy UTF-8).
   static func describe(_ authentication: SOCKSAuthentication) -> JSONValue {

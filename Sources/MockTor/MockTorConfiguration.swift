@@ -9,6 +9,10 @@ public struct MockTorConfiguration: Sendable {
   /// A non-loopback listener exposes the mock beyond this machine: refused unless set.
   public var allowNonLoopback = false
   public var clock: any HarnessClock
+  /// The clock's time at which plan time 0 falls: 0, the run's epoch, when the runner hands
+  /// one over (`--epoch`), so the mock's times are the app's and the runner's; nil: when
+  /// ``MockTor/start()`` is called.
+  public var planOrigin: Double?
   /// How the simulated bootstrap goes (TorControl's plans: healthy, stall, never, flap, crash).
   public var bootstrapPlan: BootstrapPlan
   public var destinations: DestinationMap

@@ -80,7 +80,7 @@ final class SOCKSListener: @unchecked Sendable {
       var fds = [pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)]
       fds += pending.map { pollfd(fd: $0.socket.fd, events: Int16(POLLIN), revents: 0) }
       let ready = poll(&fds, nfds_t(fds.count), 100)
-      if ready < 0 && errno != EINTR { usleep(10_000) }
+      if ready < 0 && errno != EINTR { MockTor.pollInterval.sleepBlocking(seconds: 0.01) }
       let now = clock.now
       var keep = [Bool](repeating: true, count: pending.count)
       for index in pending.indices {

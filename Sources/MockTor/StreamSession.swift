@@ -70,7 +70,7 @@ final class StreamSession: @unchecked Sendable {
       if mock.isStoppedOrCrashed { return Outcome(result: "closed by mock", reply: nil) }
       if mock.planTime >= deadline { return fail(.ttlExpired, "bootstrap wait timed out") }
       if clientHungUp() { return Outcome(result: "client closed while waiting", reply: nil) }
-      usleep(20_000)
+      MockTor.pollInterval.sleepBlocking(seconds: 0.02)
     }
     return nil
   }

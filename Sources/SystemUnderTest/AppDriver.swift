@@ -56,6 +56,9 @@ public enum AppDriver {
     public var profile: Profile = .bitchat
     public var backend: Backend = .arti
     public var timeScale: Double = 1
+    /// The run's epoch (`--epoch`): the app's time 0, shared with the mock and the runner. Nil:
+    /// time 0 is when the app has set up (a run of its own).
+    public var epoch: MonotonicInstant?
     public var stateDirectory: String?
     public var socks = SocketAddress("127.0.0.1:39050")!
     public var directoryURL = GeoRelayDirectory.defaultRemoteURL
@@ -81,11 +84,13 @@ public enum AppDriver {
   public static func run(
     actions: [AppAction], options: Options, sink: @escaping @Sendable (AppEvent) -> Void
   ) async throws {
-    let clock = ScaledClock(factor: options.timeScale)
+    let clock = ScaledClock(factor: options.timeScale, epoch: options.epoch ?? .now)
     try await run(actions: actions, options: options, clock: clock, sink: sink)
   }
 
-  /// The same on any clock (a ``VirtualScheduler`` in tests).
+  /// The same on any clock (a ``ManualClock`` in tests). With an epoch the app's time 0 is the
+  /// clock's 0 (the run's epoch: the app sets up before it and performs its first action at
+  /// it); without one it is the clock's time once the app has set up.
   public static func run(
     actions: [AppAction], options: Options, clock: any HarnessClock,
     sink: @escaping @Sendable (AppEvent) -> Void
@@ -120,9 +125,12 @@ public enum AppDriver {
       trust = .system
     }
     let tls = try TLSClient(trust: trust)
-    // Virtual time 0 is now, after the slow setup (the trust store).
-    let log = AppEventLog(clock: clock, sink: sink)
-    let origin = clock.now
+    // Without an epoch, virtual time 0 is now, after the slow setup (the trust store). With
+    // one it is the run's time 0: the app builds its objects before it (what they log then has
+    // a negative time), and `drive` waits for it before the first action, so a start-up slowed
+    // by load (25 times longer in virtual time) does not delay the app's start.
+    let origin = options.epoch == nil ? clock.now : 0
+    let log = AppEventLog(clock: clock, origin: origin, sink: sink)
     if let version = options.profile.onionBrowserVersion {
       let (browser, tor) = await OnionBrowserRuntime.make(
         version: version,
@@ -174,7 +182,7 @@ public enum AppDriver {
     options: Options, clock: any HarnessClock, log: AppEventLog, store: KeyValueStore,
     tls: TLSClient
   ) -> (AppRuntime, DebianTorBackend?) {
-    let scheduler: any AppScheduler = (clock as? VirtualScheduler) ?? ClockScheduler(clock: clock)
+    let scheduler: any AppScheduler = (clock as? ManualClock) ?? ClockScheduler(clock: clock)
     let backend: any TorBackend
     let probe: any SocksProbe
     var debianTor: DebianTorBackend?
@@ -201,7 +209,7 @@ public enum AppDriver {
       backend = ControlPortTorBackend(
         control: options.control ?? SocketAddress("127.0.0.1:9051")!,
         authentication: options.controlAuthentication, scheduler: scheduler, log: log,
-        stopDisablesNetwork: true, clock: controllerClock(options))
+        stopDisablesNetwork: true, clock: controllerClock(clock))
       probe = SocketSocksProbe(log: log, timeScale: options.timeScale)
     case .tor:
       // run() has checked that the configuration is there.
@@ -246,10 +254,11 @@ public enum AppDriver {
   }
 
   /// The control-port backend's clock for its 0.15 s polls, 5 s heartbeats and 15 s guard:
-  /// the mock's ctor personality runs on the scenario's scaled clock, and so must they; a real
-  /// tor runs at --time-scale 1, in real time.
-  static func controllerClock(_ options: Options) -> any HarnessClock {
-    options.timeScale == 1 ? SystemClock() : ScaledClock(factor: options.timeScale)
+  /// the app's own (the run's: the mock's ctor personality runs on it; a real tor runs at
+  /// --time-scale 1, in real time). A manual clock's tests drive a real control port, whose
+  /// connection waits in real time.
+  static func controllerClock(_ clock: any HarnessClock) -> any HarnessClock {
+    clock is ManualClock ? SystemClock() : clock
   }
 
   @AppActor static func perform(_ kind: AppAction.Kind, on runtime: AppRuntime) async {

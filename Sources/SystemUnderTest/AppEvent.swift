@@ -4,7 +4,8 @@ import Foundation
 /// One line of the app driver's output: what happened, at which virtual time. This file is the
 /// event format (docs/app-driver.md describes it); the scenario runner parses these lines.
 ///
-/// A line is a flat JSON object: `t` (virtual seconds since the app started, 3 decimals),
+/// A line is a flat JSON object: `t` (virtual seconds since the app started, or with `--epoch`
+/// since the run's time 0, negative for what the app logs while it sets up; 3 decimals),
 /// `type` (one of ``Kind``), then the kind's fields in key order, for example
 /// `{"t":75.000,"type":"notification","name":"TorBootstrapDidStall"}`.
 public struct AppEvent: Sendable, Equatable {

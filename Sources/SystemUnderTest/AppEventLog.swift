@@ -10,9 +10,12 @@ public final class AppEventLog: @unchecked Sendable {
   private let origin: Double
   private let sink: (@Sendable (AppEvent) -> Void)?
 
-  public init(clock: any HarnessClock, sink: (@Sendable (AppEvent) -> Void)? = nil) {
+  /// Events are stamped in seconds since `origin` on `clock` (nil: the clock's time now).
+  public init(
+    clock: any HarnessClock, origin: Double? = nil, sink: (@Sendable (AppEvent) -> Void)? = nil
+  ) {
     self.clock = clock
-    self.origin = clock.now
+    self.origin = origin ?? clock.now
     self.sink = sink
   }
 

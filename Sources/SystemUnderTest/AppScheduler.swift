@@ -3,7 +3,7 @@ import Foundation
 
 /// Timers for the modelled app. bitchat's loops (SOCKS probe, bootstrap poll, awaitReady,
 /// backoff, retries) are written here as timer callbacks on the app actor, so a test can run
-/// them on a ``VirtualScheduler`` deterministically, and a real run on a ``ClockScheduler``
+/// them on a ``ManualClock`` deterministically, and a real run on a ``ClockScheduler``
 /// over any ``HarnessClock`` (system or scaled).
 public protocol AppScheduler: AnyObject, Sendable {
   /// Seconds on the app's clock.
@@ -28,9 +28,18 @@ public protocol AppScheduler: AnyObject, Sendable {
   }
 }
 
-/// Timers over a ``HarnessClock``: one task per timer sleeping on the clock.
+/// Timers over a ``HarnessClock``: one task per timer sleeping on the clock. A timer set while
+/// another timer's action runs counts from that timer's deadline, not from the moment it ran:
+/// as on the ``ManualClock`` the model is tested on, where an action runs at its deadline. A
+/// scaled clock multiplies every late wake-up (1 ms late is 25 ms at scale 25), and without
+/// this a loop of 1 s sleeps would drift by the sum of them (bitchat's 75 s poll ended up to
+/// 1.4 s late at load 30), where at bitchat's own speed the drift is a few milliseconds. An
+/// action so late that the new deadline has passed counts from now instead: a stalled process
+/// skips the missed turns rather than running them back to back.
 public final class ClockScheduler: AppScheduler {
   public let clock: any HarnessClock
+  /// The deadline of the timer whose action runs now, on the app actor.
+  @AppActor private var firingDeadline: Double?
 
   public init(clock: any HarnessClock) { self.clock = clock }
 
@@ -42,93 +51,69 @@ public final class ClockScheduler: AppScheduler {
   {
     let timer = ScheduledTimer()
     let clock = self.clock
+    let now = clock.now
+    let anchored = firingDeadline.map { $0 + max(0, seconds) }
+    let deadline = anchored.flatMap { $0 >= now ? $0 : nil } ?? now + max(0, seconds)
     let task = Task { @AppActor in
-      do { try await clock.sleep(seconds: seconds) } catch { return }
+      let wait = deadline - clock.now
+      if wait > 0 {
+        do { try await clock.sleep(seconds: wait) } catch { return }
+      }
       guard !timer.isCancelled else { return }
       timer.cancel()
+      let outer = self.firingDeadline
+      self.firingDeadline = deadline
       action()
+      self.firingDeadline = outer
     }
     timer.onCancel = { task.cancel() }
     return timer
   }
 }
 
-/// Virtual time for tests (and for runs that need no real time): nothing moves until
-/// ``advance(by:)``, which fires due timers one by one in deadline order, each running to
-/// completion on the app actor before the next, so "polled every second for 75 s" is exact.
-/// Also a ``HarnessClock`` whose `sleep` wakes when virtual time passes the deadline.
-public final class VirtualScheduler: AppScheduler, HarnessClock, @unchecked Sendable {
-  private struct Entry {
-    let deadline: Double
-    let sequence: UInt64
-    let action: @AppActor () -> Void
-    let timer: ScheduledTimer
-  }
-
-  private let lock = NSLock()
-  private var current: Double
-  private var entries: [Entry] = []
-  private var sequence: UInt64 = 0
-
-  public init(start: Double = 0) { current = start }
-
-  public var now: Double { lock.withLock { current } }
-
-  /// Timers not yet fired or cancelled.
-  public var pendingCount: Int {
-    lock.withLock { entries.count }
-  }
-
+/// The project's simulated clock (FailClosedSupport's ``ManualClock``) as the app's scheduler,
+/// for tests and for runs that need no real time: a timer is one entry in the clock's queue,
+/// beside the tasks asleep on it, so the app's timers, its driver and any mock on the same
+/// clock share one time.
+extension ManualClock: AppScheduler {
   @AppActor @discardableResult
   public func schedule(after seconds: Double, _ action: @escaping @AppActor () -> Void)
     -> ScheduledTimer
   {
     let timer = ScheduledTimer()
-    let id: UInt64 = lock.withLock {
-      sequence += 1
-      entries.append(
-        Entry(
-          deadline: current + max(0, seconds), sequence: sequence, action: action, timer: timer))
-      return sequence
-    }
-    timer.onCancel = { [weak self] in
-      self?.lock.withLock { self?.entries.removeAll { $0.sequence == id } }
-    }
+    let id = addTimer(AppTimer(timer: timer, action: action), after: seconds)
+    timer.onCancel = { [weak self] in self?.removeTimer(id) }
     return timer
   }
 
-  /// Fires every timer due within `seconds`, earliest first (ties in scheduling order), with
-  /// the clock reading each timer's deadline while it runs.
-  @AppActor public func advance(by seconds: Double) {
+  /// Moves time forward by `seconds`, firing every timer due on the way one by one, earliest
+  /// first (ties in scheduling order), each running to completion on the app actor with the
+  /// clock reading its deadline, so "polled every second for 75 s" is exact. Tasks asleep on
+  /// the clock are woken in the same order and run once the caller lets them.
+  @AppActor public func advanceTimers(by seconds: Double) {
     let target = now + seconds
-    while true {
-      let next: Entry? = lock.withLock {
-        guard
-          let index = entries.indices.min(by: { lhs, rhs in
-            (entries[lhs].deadline, entries[lhs].sequence)
-              < (entries[rhs].deadline, entries[rhs].sequence)
-          }), entries[index].deadline <= target
-        else { return nil }
-        let entry = entries.remove(at: index)
-        current = max(current, entry.deadline)
-        return entry
-      }
-      guard let next else { break }
-      guard !next.timer.isCancelled else { continue }
-      next.timer.onCancel = nil
-      next.action()
+    while let next = takeNextTimer(through: target) {
+      (next as? AppTimer)?.run()
     }
-    lock.withLock { current = max(current, target) }
+    finishAdvance(at: target)
+  }
+}
+
+/// One app timer in a ``ManualClock``'s queue.
+@AppActor final class AppTimer: ManualClockTimer {
+  let timer: ScheduledTimer
+  let action: @AppActor () -> Void
+
+  init(timer: ScheduledTimer, action: @escaping @AppActor () -> Void) {
+    self.timer = timer
+    self.action = action
   }
 
-  /// HarnessClock: suspends until virtual time reaches now + seconds.
-  public func sleep(seconds: Double) async throws {
-    try Task.checkCancellation()
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-      Task { @AppActor in
-        self.schedule(after: seconds) { continuation.resume() }
-      }
-    }
-    try Task.checkCancellation()
+  func fire() { run() }
+
+  func run() {
+    guard !timer.isCancelled else { return }
+    timer.onCancel = nil
+    action()
   }
 }

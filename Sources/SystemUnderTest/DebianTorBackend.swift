@@ -166,7 +166,7 @@ import TorControl
         socket.close()
         return nil
       }
-      usleep(50_000)
+      clock.sleepBlocking(seconds: 0.05)
     }
     return "tor's control port \(configuration.control) and cookie were not ready after "
       + "\(Int(configuration.controlWaitSeconds)) s"

@@ -47,7 +47,8 @@ final class OnionBrowserControlConnection: @unchecked Sendable {
   static let stopWait = 2.0
 
   private let settings: Settings
-  /// Real time: tor's timers run at tor's speed, whatever the app's clock does.
+  /// The controller's timers: the run's clock (the mock's ctor personality runs on it), real
+  /// time with a real tor.
   private let clock: any HarnessClock
   private let log: AppEventLog?
   private let lock = NSLock()
@@ -199,9 +200,11 @@ final class OnionBrowserControlConnection: @unchecked Sendable {
       {
         continue
       }
-      let wait = min(Self.maximumWait, max(0, (core.nextDeadline ?? .infinity) - clock.now))
+      // Real seconds: the kernel counts them (poll(2)).
+      let wait = min(
+        Self.maximumWait, clock.realSeconds(max(0, (core.nextDeadline ?? .infinity) - clock.now)))
       guard let open = socket else {
-        if wait > 0 { usleep(useconds_t(wait * 1_000_000)) }
+        if wait > 0 { SystemClock().sleepBlocking(seconds: wait) }
         output = core.tick(at: clock.now)
         continue
       }

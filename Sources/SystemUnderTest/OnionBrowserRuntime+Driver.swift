@@ -21,7 +21,7 @@ extension OnionBrowserRuntime {
     version: OnionBrowserVersion, options: AppDriver.Options, clock: any HarnessClock,
     log: AppEventLog, store: KeyValueStore, tls: TLSClient
   ) -> (OnionBrowserRuntime, DebianTorBackend?) {
-    let scheduler: any AppScheduler = (clock as? VirtualScheduler) ?? ClockScheduler(clock: clock)
+    let scheduler: any AppScheduler = (clock as? ManualClock) ?? ClockScheduler(clock: clock)
     let backend: any OnionBrowserRuntime.Backend
     var debianTor: DebianTorBackend?
     if options.backend == .tor, let configuration = options.tor {
@@ -36,7 +36,7 @@ extension OnionBrowserRuntime {
       backend = ControlPortTorBackend(
         control: options.control ?? SocketAddress("127.0.0.1:9051")!,
         authentication: options.controlAuthentication, scheduler: scheduler, log: log,
-        version: version, clock: AppDriver.controllerClock(options))
+        version: version, clock: AppDriver.controllerClock(clock))
     }
     let scale = options.timeScale
     log.record(

@@ -79,7 +79,7 @@ import Foundation
   }
 }
 
-/// Polls a TCP port every 100 ms (real time) on its own thread.
+/// Polls a TCP port every 100 ms (real time: it watches a state) on its own thread.
 final class PortWatcher: @unchecked Sendable {
   private let address: SocketAddress
   private let lock = NSLock()
@@ -106,7 +106,7 @@ final class PortWatcher: @unchecked Sendable {
             return true
           } ?? false
         lock.withLock { open = reachable }
-        usleep(100_000)
+        SystemClock().sleepBlocking(seconds: 0.1)
       }
     }
   }

@@ -41,6 +41,9 @@ import Testing
       (["--fault", "web.test=explode"], "unknown toxic"),
       (["--time-scale", "0"], "--time-scale"),
       (["--personality", "arti", "--control-port", "9051"], "--control-port"),
+      (["--epoch", "soon"], "--epoch"),
+      (["--epoch", "-5"], "--epoch"),
+      (["--epoch", MonotonicInstant.now.advanced(bySeconds: 7200).description], "ahead of now"),
     ]
     for (arguments, mention) in cases {
       #expect(throws: (any Error).self, "\(arguments)") { try configuration(arguments) }

@@ -60,3 +60,54 @@ actor Log {
   var entries: [String] = []
   func append(_ entry: String) { entries.append(entry) }
 }
+
+/// Timers and sleepers wait in one queue on the one simulated clock.
+@Suite struct ManualClockTimerTests {
+  final class Recorder: ManualClockTimer, @unchecked Sendable {
+    let name: String
+    let log: Log
+    let clock: ManualClock
+    init(_ name: String, _ log: Log, _ clock: ManualClock) {
+      self.name = name
+      self.log = log
+      self.clock = clock
+    }
+    func fire() async { await log.append("\(name)@\(clock.now)") }
+  }
+
+  @Test func timersAndSleepersFireInDeadlineOrder() async throws {
+    let clock = ManualClock()
+    let log = Log()
+    clock.addTimer(Recorder("timer-3", log, clock), after: 3)
+    let removed = clock.addTimer(Recorder("removed", log, clock), after: 2)
+    let sleeper = Task {
+      try await clock.sleep(seconds: 2)
+      await log.append("sleeper@\(clock.now)")
+    }
+    while clock.sleeperCount < 1 { await Task.yield() }
+    clock.addTimer(Recorder("timer-1", log, clock), after: 1)
+    clock.removeTimer(removed)
+    #expect(clock.timerCount == 2)
+    await clock.advance(by: 5)
+    try await sleeper.value
+    #expect(await log.entries == ["timer-1@1.0", "sleeper@2.0", "timer-3@3.0"])
+    #expect(clock.timerCount == 0)
+    #expect(clock.now == 5)
+  }
+
+  @Test func aSynchronousAdvanceTakesTimersOneByOne() async {
+    let clock = ManualClock()
+    let log = Log()
+    clock.addTimer(Recorder("b", log, clock), after: 2)
+    clock.addTimer(Recorder("a", log, clock), after: 1)
+    clock.addTimer(Recorder("late", log, clock), after: 9)
+    var taken: [String] = []
+    while let timer = clock.takeNextTimer(through: 5) {
+      taken.append(((timer as? Recorder)?.name ?? "?") + "@\(clock.now)")
+    }
+    clock.finishAdvance(at: 5)
+    #expect(taken == ["a@1.0", "b@2.0"])
+    #expect(clock.now == 5)
+    #expect(clock.timerCount == 1)
+  }
+}

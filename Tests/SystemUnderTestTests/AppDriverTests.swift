@@ -58,7 +58,7 @@ import Testing
     options.backend = .simulated
     options.bootstrapSeconds = nil
     let collected = EventCollector()
-    let clock = VirtualScheduler()
+    let clock = ManualClock()
     // Going direct after the switch must not resolve public names from the host: the relays
     // and the directory are on loopback here (connection refused).
     options.relays = ["wss://localhost:9"]
@@ -102,7 +102,7 @@ import Testing
 }
 
 extension AppDriverTests {
-  @AppActor static func advance(_ clock: VirtualScheduler) { clock.advance(by: 0.5) }
+  @AppActor static func advance(_ clock: ManualClock) { clock.advanceTimers(by: 0.5) }
 }
 
 final class EventCollector: @unchecked Sendable {

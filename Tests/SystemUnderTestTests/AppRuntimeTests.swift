@@ -1,10 +1,11 @@
+import FailClosedSupport
 import Testing
 
 @testable import SystemUnderTest
 
 @Suite @AppActor struct AppRuntimeTests {
   @AppActor final class Rig {
-    let clock = VirtualScheduler()
+    let clock = ManualClock()
     let log: AppEventLog
     let arti: SimulatedArti
     let box = SessionBox()
@@ -48,12 +49,12 @@ import Testing
     let rig = Rig(bootstrapSeconds: 30)
     rig.runtime.launch()
     rig.runtime.sendMessage("hello")
-    rig.clock.advance(by: 1)
+    rig.clock.advanceTimers(by: 1)
     rig.runtime.refreshDirectory()
-    rig.clock.advance(by: 28)
+    rig.clock.advanceTimers(by: 28)
     #expect(rig.requests(.tor).isEmpty)
     #expect(rig.requests(.direct).isEmpty)
-    rig.clock.advance(by: 2)
+    rig.clock.advanceTimers(by: 2)
     #expect(rig.runtime.tor.isReady)
     #expect(rig.requests(.direct).isEmpty)
     #expect(rig.requests(.tor).contains(rig.directoryURL))
@@ -76,14 +77,14 @@ import Testing
   func weakness2DirectoryLeakWindow(profile: SUTProfile) {
     let rig = Rig(profile: profile)
     rig.runtime.launch()
-    rig.clock.advance(by: 6)
+    rig.clock.advanceTimers(by: 6)
     #expect(rig.runtime.tor.isReady)
     for fetch in rig.fetches(.tor) { fetch.finish(.failure(.timedOut)) }
     rig.runtime.activation.setLocationPermission(authorized: false)
     #expect(!rig.runtime.urlSession.useTorProxy)
     #expect(rig.runtime.tor.isReady)  // not yet cleared: arti_stop takes 200 ms
     rig.runtime.refreshDirectory()
-    rig.clock.advance(by: 1)
+    rig.clock.advanceTimers(by: 1)
     #expect(!rig.runtime.tor.isReady)
     let leaked = rig.requests(.direct).contains(rig.directoryURL)
     #expect(leaked == (profile == .bitchat))
@@ -104,19 +105,19 @@ import Testing
   @Test func backgroundMarksNotReadyAndForegroundRestartsRebuildsAndReconnects() {
     let rig = Rig()
     rig.runtime.launch()
-    rig.clock.advance(by: 6)
+    rig.clock.advanceTimers(by: 6)
     let connectionsBefore = rig.requests(.tor).count
     rig.runtime.enterBackground()
-    rig.clock.advance(by: 1)
+    rig.clock.advanceTimers(by: 1)
     #expect(!rig.runtime.tor.isReady)
     #expect(rig.arti.stops == 0)
     #expect(rig.runtime.relays.openConnectionURLs.isEmpty)
     rig.runtime.sendMessage("while away")
-    rig.clock.advance(by: 30)
+    rig.clock.advanceTimers(by: 30)
     #expect(rig.requests(.tor).count == connectionsBefore)
     let rebuilds = rig.runtime.urlSession.rebuildCount
     rig.runtime.enterForeground()
-    rig.clock.advance(by: 10)
+    rig.clock.advanceTimers(by: 10)
     #expect(rig.log.notificationNames.contains("TorWillRestart"))
     #expect(rig.runtime.tor.isReady)
     #expect(rig.runtime.urlSession.rebuildCount == rebuilds + 1)
@@ -131,27 +132,27 @@ import Testing
   @Test func foregroundRebuildsOnlyOnAReturnFromBackground() {
     let rig = Rig(profile: .bitchat)
     rig.runtime.launch()
-    rig.clock.advance(by: 6)
+    rig.clock.advanceTimers(by: 6)
     let rebuilds = rig.runtime.urlSession.rebuildCount
     rig.runtime.enterForeground()
-    rig.clock.advance(by: 5)
+    rig.clock.advanceTimers(by: 5)
     #expect(rig.runtime.urlSession.rebuildCount == rebuilds)
     rig.runtime.enterBackground()
-    rig.clock.advance(by: 1)
+    rig.clock.advanceTimers(by: 1)
     rig.runtime.enterForeground()
-    rig.clock.advance(by: 10)
+    rig.clock.advanceTimers(by: 10)
     #expect(rig.runtime.urlSession.rebuildCount == rebuilds + 1)
     // A second foreground with no background between: no second rebuild.
     rig.runtime.enterForeground()
-    rig.clock.advance(by: 10)
+    rig.clock.advanceTimers(by: 10)
     #expect(rig.runtime.urlSession.rebuildCount == rebuilds + 1)
     // Activation not allowed: background then foreground leaves Tor dormant.
     rig.runtime.activation.setLocationPermission(authorized: false)
-    rig.clock.advance(by: 1)
+    rig.clock.advanceTimers(by: 1)
     let afterRevoke = rig.runtime.urlSession.rebuildCount
     rig.runtime.enterBackground()
     rig.runtime.enterForeground()
-    rig.clock.advance(by: 10)
+    rig.clock.advanceTimers(by: 10)
     #expect(rig.runtime.urlSession.rebuildCount == afterRevoke)
     #expect(!rig.runtime.tor.isReady)
   }

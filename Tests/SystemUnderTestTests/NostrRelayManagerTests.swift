@@ -1,10 +1,11 @@
+import FailClosedSupport
 import Testing
 
 @testable import SystemUnderTest
 
 @Suite @AppActor struct NostrRelayManagerTests {
   @AppActor final class Rig {
-    let clock = VirtualScheduler()
+    let clock = ManualClock()
     let log: AppEventLog
     let session = FakeSession()
     let waiter = TorWaiter()
@@ -35,7 +36,7 @@ import Testing
     let rig = Rig()
     rig.manager.connect()
     rig.manager.sendEvent(Self.event(1))
-    rig.clock.advance(by: 300)
+    rig.clock.advanceTimers(by: 300)
     #expect(rig.session.requestedURLs.isEmpty)
     #expect(rig.waiter.waits == 1)  // one readiness wait for all queued connects
     #expect(rig.manager.queuedConnectionURLs.count == 4)
@@ -73,11 +74,11 @@ import Testing
     let rig = Rig()
     var eose = 0
     rig.manager.subscribe(id: "s", filterJSON: "{}") { eose += 1 }
-    rig.clock.advance(by: 9.9)
+    rig.clock.advanceTimers(by: 9.9)
     #expect(eose == 0)
-    rig.clock.advance(by: 0.2)
+    rig.clock.advanceTimers(by: 0.2)
     #expect(eose == 1)
-    rig.clock.advance(by: 100)
+    rig.clock.advanceTimers(by: 100)
     #expect(eose == 1)
   }
 
@@ -115,7 +116,7 @@ import Testing
       guard let connection = rig.session.connections.last, !connection.cancelled else { break }
       connection.cancelled = true
       connection.fail(.connection("reset"))
-      rig.clock.advance(by: 400)
+      rig.clock.advanceTimers(by: 400)
     }
     let delays = rig.log.events(.relay).filter { $0["phase"] == "backoff" }.compactMap {
       event -> Double? in
@@ -140,14 +141,14 @@ import Testing
       guard let connection = rig.session.connections.last, !connection.cancelled else { break }
       connection.cancelled = true
       connection.fail(.connection("reset"))
-      rig.clock.advance(by: 301 * 1.2)
+      rig.clock.advanceTimers(by: 301 * 1.2)
     }
     #expect(rig.session.connections.count == 10)
-    rig.clock.advance(by: 0)
+    rig.clock.advanceTimers(by: 0)
     #expect(rig.manager.isPermanentlyFailed("wss://r.example.com"))
     rig.manager.connect()
     #expect(rig.session.requestedURLs.filter { $0 == "wss://r.example.com" }.count == 10)
-    rig.clock.advance(by: 600)
+    rig.clock.advanceTimers(by: 600)
     #expect(!rig.manager.isPermanentlyFailed("wss://r.example.com"))
   }
 
@@ -156,10 +157,10 @@ import Testing
     let rig = Rig(torReady: true)
     rig.manager.ensureConnections(to: ["wss://r.example.com"])
     rig.session.connections.last?.fail(failure)
-    rig.clock.advance(by: 500)
+    rig.clock.advanceTimers(by: 500)
     #expect(rig.session.requestedURLs.filter { $0 == "wss://r.example.com" }.count == 1)
     #expect(rig.manager.isPermanentlyFailed("wss://r.example.com"))
-    rig.clock.advance(by: 100)
+    rig.clock.advanceTimers(by: 100)
     #expect(!rig.manager.isPermanentlyFailed("wss://r.example.com"))
   }
 

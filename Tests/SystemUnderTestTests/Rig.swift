@@ -5,7 +5,7 @@ import Foundation
 
 /// A TorManager on virtual time with the simulated Arti backend, plus its event log.
 @AppActor final class TorRig {
-  let clock = VirtualScheduler()
+  let clock = ManualClock()
   let log: AppEventLog
   let bus: NotificationBus
   let arti: SimulatedArti
@@ -24,12 +24,12 @@ import Foundation
     log.notificationNames.filter { $0 == name }.count
   }
 
-  func advance(_ seconds: Double) { clock.advance(by: seconds) }
+  func advance(_ seconds: Double) { clock.advanceTimers(by: seconds) }
 
   func start() {
     tor.setAutoStartAllowed(true)
     tor.startIfNeeded()
-    clock.advance(by: 0)
+    clock.advanceTimers(by: 0)
   }
 }
 

@@ -1,3 +1,4 @@
+import FailClosedSupport
 import Scenarios
 
 /// The bitchat-source lane on the mock side: the mock lane's sandbox, mock Tor (the arti
@@ -34,7 +35,13 @@ final class BitchatSourceMockLaneRun: MockLaneRun {
     try super.init(scenario, lane: lane)
   }
 
-  override func appCommand(actionsFile: String, stateDirectory: String) -> [String] {
+  /// bitchat's code reads the wall clock from its own start: time 0 is the app's launch, as
+  /// the app sees it, and the mock keeps its own.
+  override var sharesRunClock: Bool { false }
+
+  override func appCommand(actionsFile: String, stateDirectory: String, epoch: MonotonicInstant?)
+    -> [String]
+  {
     ScenarioCommandLines.bitchatSourceApp(
       driver: driver, transport: transport, actionsFile: actionsFile,
       stateDirectory: stateDirectory, trustAnchors: trustAnchors)

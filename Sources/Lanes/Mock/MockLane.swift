@@ -6,8 +6,8 @@ import Scenarios
 import TorControl
 
 /// The mock lane: a fresh sandbox per scenario, the mock Tor (`failclosed mock-tor`) in the
-/// device tunnelling to the world's guard, the modelled app (`failclosed app`), both on one
-/// scaled clock; the capture allows the guard alone.
+/// device tunnelling to the world's guard, the modelled app (`failclosed app`), both on the
+/// run's one clock (its epoch on their command lines); the capture allows the guard alone.
 public struct MockLane: Lane {
   /// The `failclosed` binary the device runs (`mock-tor`, `app`).
   public var executable: String
@@ -66,12 +66,12 @@ public struct MockLane: Lane {
 
   /// Waits until `text` appears in the file at `path`, for at most `seconds`.
   static func waitForLine(_ text: String, in path: String, seconds: Double) {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
+    let realTime = SystemClock()
+    while realTime.now < seconds {
       if let content = try? String(contentsOfFile: path, encoding: .utf8), content.contains(text) {
         return
       }
-      usleep(20_000)
+      realTime.sleepBlocking(seconds: 0.02)
     }
   }
 }
@@ -87,6 +87,7 @@ class MockLaneRun: LaneRun {
   var capturePath: String { workDirectory + "/capture.pcap" }
   var keptPcapPath: String? { lane.workDirectory == nil ? nil : capturePath }
   var timeScale: Double { lane.timeScale }
+  var sharesRunClock: Bool { true }
   var deadline: Double { scenario.duration / timeScale + 20 }
   private var mock: DeviceCommand?
 
@@ -128,12 +129,12 @@ class MockLaneRun: LaneRun {
 
   func preferences() throws -> String { ScenarioCommandLines.preferences(scenario) }
 
-  func startTorSide() throws {
+  func startTorSide(epoch: MonotonicInstant?) throws {
     let mock = try DeviceCommand(
       ScenarioCommandLines.mockTor(
         plan, executable: lane.executable, timeScale: timeScale,
         guards: AddressPlan.guards.map(\.description),
-        eventLog: workDirectory + "/mock.jsonl"),
+        eventLog: workDirectory + "/mock.jsonl", epoch: epoch),
       in: sandbox, output: workDirectory + "/mock.log")
     self.mock = mock
     if plan.personality == .ctor {
@@ -142,10 +143,12 @@ class MockLaneRun: LaneRun {
     }
   }
 
-  func appCommand(actionsFile: String, stateDirectory: String) -> [String] {
+  func appCommand(actionsFile: String, stateDirectory: String, epoch: MonotonicInstant?)
+    -> [String]
+  {
     ScenarioCommandLines.app(
       scenario, executable: lane.executable, timeScale: timeScale, actionsFile: actionsFile,
-      stateDirectory: stateDirectory, trustAnchors: trustAnchors)
+      stateDirectory: stateDirectory, trustAnchors: trustAnchors, epoch: epoch)
   }
 
   func torSideChanges() -> [(time: Double, apply: () throws -> Void)] {

@@ -52,7 +52,7 @@ public struct ScenarioRunner: Sendable {
     do {
       lane = try Self.lane(for: scenario, options: options)
     } catch {
-      return LanePipeline.setupFailed(error, started: Date())
+      return LanePipeline.setupFailed(error, started: SystemClock())
     }
     return await LanePipeline.run(
       scenario, on: lane,

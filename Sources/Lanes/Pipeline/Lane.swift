@@ -1,4 +1,5 @@
 import Audit
+import FailClosedSupport
 import Sandbox
 import Scenarios
 
@@ -25,6 +26,9 @@ public protocol LaneRun: AnyObject {
   var trustAnchors: String { get }
   /// Virtual seconds per real second (1: real time).
   var timeScale: Double { get }
+  /// Whether the Tor side and the app run on the run's one clock (its epoch on their command
+  /// lines). bitchat's own code reads the wall clock from its own start: its lane does not.
+  var sharesRunClock: Bool { get }
   /// Real seconds after the app's start at which it is given up on (killed).
   var deadline: Double { get }
   /// The censor's rules in force at virtual time `t`: applied at 0 and at each change.
@@ -35,15 +39,17 @@ public protocol LaneRun: AnyObject {
   func captureAllows() throws -> Set<Endpoint>
   /// The app's starting preferences (its UserDefaults), as JSON.
   func preferences() throws -> String
-  /// Starts the Tor side in the device (the mock), or lays out what the app starts itself.
-  func startTorSide() throws
-  /// The app's command line in the device.
-  func appCommand(actionsFile: String, stateDirectory: String) -> [String]
+  /// Starts the Tor side in the device (the mock), or lays out what the app starts itself;
+  /// `epoch` is the run's time 0 when the lane shares the run's clock.
+  func startTorSide(epoch: MonotonicInstant?) throws
+  /// The app's command line in the device, with the run's epoch when it shares the clock.
+  func appCommand(actionsFile: String, stateDirectory: String, epoch: MonotonicInstant?)
+    -> [String]
   /// Faults done to the Tor side at virtual times (the mock's crashes).
   func torSideChanges() -> [(time: Double, apply: () throws -> Void)]
   /// The harness's own events on the scenario's time axis (crashes, censor changes).
   var harnessEvents: [ScenarioEvent] { get }
-  /// Each turn of the wait for the app, `elapsed` real seconds after it started.
+  /// Each turn of the wait for the app, `elapsed` real seconds after the run's time 0.
   func poll(elapsed: Double, appOutput: String)
   /// Once the app has ended (or was given up on): the run error, with what the Tor side adds
   /// (the mock ended early); the Tor side is asked to stop before the grace period.
@@ -58,6 +64,7 @@ public protocol LaneRun: AnyObject {
 
 extension LaneRun {
   public var harnessEvents: [ScenarioEvent] { [] }
+  public var sharesRunClock: Bool { true }
   public func beforeCapture() throws {}
   public func torSideChanges() -> [(time: Double, apply: () throws -> Void)] { [] }
   public func poll(elapsed: Double, appOutput: String) {}

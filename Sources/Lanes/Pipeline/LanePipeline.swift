@@ -8,7 +8,10 @@ import SystemUnderTest
 /// The one pipeline every lane runs: the lane's sandbox and censor rules, the capture on the
 /// device's link (proved live by the positive control), the Tor side, the app with the
 /// scenario's actions, the timed changes (censor, Tor side), a grace period, the audit, and
-/// the app's events, gathered into a ``ScenarioOutcome`` for the judge.
+/// the app's events, gathered into a ``ScenarioOutcome`` for the judge. The Tor side, the app
+/// and the pipeline's own timeline (censor changes, crashes, the capture's axis) run on one
+/// clock: an epoch the pipeline makes and hands to each process on its command line, and a
+/// scale.
 public enum LanePipeline {
   public struct Options: Sendable {
     /// Real seconds to keep capturing after the app has ended: a late leak is still caught.
@@ -17,9 +20,17 @@ public enum LanePipeline {
     /// changes), on the pipeline's thread: `replay` streams them, so an interrupted run still
     /// shows what happened up to then.
     public var onEvent: (@Sendable (ScenarioEvent) -> Void)?
+    /// Real seconds from making the run's clock to its time 0: the Tor side and the app start
+    /// and set up in between, so the app's first action is at the run's time 0, not after its
+    /// start-up. (0.5 s was too short at load 50-60: a ctor scenario's app, started once the
+    /// mock's control port is up, finished setting up 60 ms after the epoch, 1.5 s at scale 25.)
+    public var epochLead: Double
 
-    public init(grace: Double = 1, onEvent: (@Sendable (ScenarioEvent) -> Void)? = nil) {
+    public init(
+      grace: Double = 1, epochLead: Double = 1, onEvent: (@Sendable (ScenarioEvent) -> Void)? = nil
+    ) {
       self.grace = grace
+      self.epochLead = epochLead
       self.onEvent = onEvent
     }
   }
@@ -29,7 +40,7 @@ public enum LanePipeline {
   public static func run(_ scenario: Scenario, on lane: any Lane, options: Options) async
     -> ScenarioOutcome
   {
-    let started = Date()
+    let started = SystemClock()
     do {
       return try await BlockingIO.run("scenario.\(scenario.name)") {
         try runBlocking(scenario, on: lane, options: options)
@@ -40,17 +51,17 @@ public enum LanePipeline {
   }
 
   /// The outcome of a run that could not be set up: inconclusive, saying why.
-  public static func setupFailed(_ error: any Error, started: Date) -> ScenarioOutcome {
+  public static func setupFailed(_ error: any Error, started: SystemClock) -> ScenarioOutcome {
     ScenarioOutcome(
       audit: CaptureAudit(verdict: .inconclusive, inconclusiveReasons: ["\(error)"]),
       capture: CaptureStats(packets: 0, dropped: 0, positiveControlSeen: false),
-      runError: "\(error)", wallSeconds: Date().timeIntervalSince(started))
+      runError: "\(error)", wallSeconds: started.now)
   }
 
   public static func runBlocking(_ scenario: Scenario, on lane: any Lane, options: Options)
     throws -> ScenarioOutcome
   {
-    let wallStart = Date()
+    let wallClock = SystemClock()
     let run = try lane.begin(scenario)
     defer { run.tearDown() }
     let sandbox = run.sandbox
@@ -69,14 +80,17 @@ public enum LanePipeline {
       toFile: state + "/preferences.json", atomically: true, encoding: .utf8)
     try ScenarioCommandLines.directoryCache().write(
       toFile: state + "/" + GeoRelayDirectory.cacheFileName, atomically: true, encoding: .utf8)
-    try run.startTorSide()
+    // The run's one clock: its epoch and scale go to the Tor side and the app on their command
+    // lines; on a lane that does not share it, time 0 is now.
+    let epoch =
+      run.sharesRunClock ? MonotonicInstant.now.advanced(bySeconds: options.epochLead) : nil
+    try run.startTorSide(epoch: epoch)
 
     let appOutput = run.workDirectory + "/app.jsonl"
-    let clock = SystemClock()
-    let origin = clock.now
-    let runStart = Date().timeIntervalSince1970
+    let clock = ScaledClock(factor: run.timeScale, epoch: epoch ?? .now)
+    let runStart = clock.epochUnixTime
     let app = try DeviceCommand(
-      run.appCommand(actionsFile: actionsFile, stateDirectory: state), in: sandbox,
+      run.appCommand(actionsFile: actionsFile, stateDirectory: state, epoch: epoch), in: sandbox,
       output: appOutput)
     defer { app.killTree() }
 
@@ -90,9 +104,9 @@ public enum LanePipeline {
     let stream = options.onEvent.map { EventStream(path: appOutput, onEvent: $0) }
     // The app ends itself after the scenario's duration; the lane's deadline gives slack.
     var appStatus: Int32?
-    while appStatus == nil && clock.now - origin < run.deadline {
-      let elapsed = clock.now - origin
-      let virtualNow = elapsed * run.timeScale
+    while appStatus == nil && clock.realSeconds(clock.now) < run.deadline {
+      let virtualNow = clock.now
+      let elapsed = clock.realSeconds(virtualNow)
       while let next = changes.first, next.time <= virtualNow {
         changes.removeFirst()
         try next.apply()
@@ -105,7 +119,7 @@ public enum LanePipeline {
       }
       run.poll(elapsed: elapsed, appOutput: appOutput)
       appStatus = exitStatus(app.pid)
-      if appStatus == nil { usleep(10_000) }
+      if appStatus == nil { wallClock.sleepBlocking(seconds: 0.01) }
     }
     var runError: String?
     if appStatus == nil {
@@ -115,7 +129,7 @@ public enum LanePipeline {
     }
     runError = run.appEnded(runError: runError, appOutput: appOutput)
     // Keep capturing for the grace period: a late leak is still caught.
-    usleep(UInt32(max(0, options.grace) * 1_000_000))
+    wallClock.sleepBlocking(seconds: options.grace)
     app.killTree()
     run.stopTorSide()
     let report = capture.stop()
@@ -132,7 +146,7 @@ public enum LanePipeline {
       appEvents: events, audit: report, runStart: runStart, timeScale: run.timeScale,
       pcapPath: run.keptPcapPath, runError: runError, wallSeconds: 0)
     run.complete(&outcome)
-    outcome.wallSeconds = Date().timeIntervalSince(wallStart)
+    outcome.wallSeconds = wallClock.now
     return outcome
   }
 

@@ -27,7 +27,7 @@ public final class ExitFetcher: @unchecked Sendable {
     BlockingIO.detach("lane.fetch") { [self] in
       var ok = false
       for attempt in 0..<attempts where !ok {
-        if attempt > 0 { usleep(500_000) }
+        if attempt > 0 { SystemClock().sleepBlocking(seconds: 0.5) }
         let output = try? CommandRunner.capture([
           "ip", "netns", "exec", device, "curl", "-s", "-m", "5", "-o", "/dev/null", "-w",
           "%{http_code}", "--socks5-hostname", "127.0.0.1:\(socksPort)",
@@ -41,11 +41,11 @@ public final class ExitFetcher: @unchecked Sendable {
 
   /// Waits (bounded) for a started fetch to finish.
   public func wait(seconds: Double) -> Bool? {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
+    let realTime = SystemClock()
+    while realTime.now < seconds {
       if !hasStarted { return nil }
       if let result { return result }
-      usleep(50_000)
+      realTime.sleepBlocking(seconds: 0.05)
     }
     return result
   }

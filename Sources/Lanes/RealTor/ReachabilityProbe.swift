@@ -24,12 +24,12 @@ public enum ReachabilityProbe {
     for item in nodes {
       do {
         try device.detach("probe.\(item.node)") {
-          let start = Date()
+          let elapsed = SystemClock()
           let failure = probeOne(item.address, item.targetClass)
           results.withLock {
             $0[item.node] = ReachabilityResult(
               node: item.node, targetClass: item.targetClass, failure: failure,
-              seconds: Date().timeIntervalSince(start))
+              seconds: elapsed.now)
           }
           done.signal()
         }

@@ -90,18 +90,21 @@ class RealTorLaneRun: LaneRun {
 
   /// The app starts Debian's tor itself: here only its base torrc (the network's
   /// authorities), and tor's log watched from now on.
-  func startTorSide() throws {
+  func startTorSide(epoch: MonotonicInstant?) throws {
     try runner.testnet.network.builder.clientBase.write(
       toFile: workDirectory + "/torrc-base", atomically: true, encoding: .utf8)
-    let clock = SystemClock()
-    logs = TorLogWatcher(directory: workDirectory + "/state/tor", clock: clock, origin: clock.now)
+    // tor's log on the run's clock (real time, from the run's time 0).
+    let clock = ScaledClock(factor: 1, epoch: epoch ?? .now)
+    logs = TorLogWatcher(directory: workDirectory + "/state/tor", clock: clock, origin: 0)
   }
 
-  func appCommand(actionsFile: String, stateDirectory: String) -> [String] {
+  func appCommand(actionsFile: String, stateDirectory: String, epoch: MonotonicInstant?)
+    -> [String]
+  {
     ScenarioCommandLines.app(
       scenario, executable: runner.options.executable, timeScale: 1, actionsFile: actionsFile,
       stateDirectory: stateDirectory, trustAnchors: trustAnchors,
-      torrcBase: workDirectory + "/torrc-base")
+      torrcBase: workDirectory + "/torrc-base", epoch: epoch)
   }
 
   /// Every quarter second: tor's log read, and the fetch through the exit started once tor

@@ -1,0 +1,32 @@
+import FailClosedSupport
+
+/// `--epoch NANOSECONDS`: the run's time 0 as an instant of CLOCK_MONOTONIC, made once by the
+/// scenario runner and handed to every process it starts (`mock-tor`, `app`) beside
+/// `--time-scale`, so they all read the run's clock (``ScaledClock``).
+enum RunClockOption {
+  static let spec = OptionSpec(
+    "epoch", .single, valueName: "NANOSECONDS",
+    help: "the run's time 0 in CLOCK_MONOTONIC nanoseconds (the scenario runner gives it)")
+
+  /// An epoch further ahead than this is a mistake: the runner gives one a moment ahead.
+  static let maximumLead = 3600.0
+
+  static func epoch(_ arguments: ParsedArguments) throws -> MonotonicInstant? {
+    guard let text = arguments.value("epoch") else { return nil }
+    guard let epoch = MonotonicInstant(text) else {
+      throw UsageError(
+        "--epoch: expected CLOCK_MONOTONIC nanoseconds (a whole number), got '\(text)'")
+    }
+    let ahead = epoch.seconds(since: .now)
+    if ahead > maximumLead {
+      throw UsageError(
+        "--epoch: \(Int(ahead)) s ahead of now; the runner gives an instant a moment ahead")
+    }
+    if -ahead > ParsedArguments.maximumSeconds {
+      throw UsageError(
+        "--epoch: \(Int(-ahead)) s ago, longer than any run (at most \(Int(ParsedArguments.maximumSeconds)) s)"
+      )
+    }
+    return epoch
+  }
+}
