@@ -161,15 +161,15 @@ final class BitchatSourceDriver {
     defer { proxyMode.check(events) }
     switch action.name {
     case "start":
-      // AppRuntime: NetworkActivationService.shared.start(); the directory's first prefetch
-      // when activation is allowed (GeoRelayDirectory.shared's init starts its timers).
-      NetworkActivationService.shared.start()
-      observeActivation()
+      // AppRuntime's init touches GeoRelayDirectory.shared (ChatViewModel's
+      // networkActivationAllowed is true unless a panic wipe is pending), whose init loads the
+      // list and starts the first fetch with the session of that moment; only then does
+      // AppRuntime.start() call NetworkActivationService.shared.start() (issue 14, item 3).
       _ = GeoRelayDirectory.shared
       reportDirectoryLoaded()
-      if NetworkActivationService.shared.activationAllowed {
-        GeoRelayDirectory.shared.prefetchIfNeeded()
-      }
+      GeoRelayDirectory.shared.prefetchIfNeeded()
+      NetworkActivationService.shared.start()
+      observeActivation()
     case "background":
       TorManager.shared.setAppForeground(false)
       TorManager.shared.goDormantOnBackground()
