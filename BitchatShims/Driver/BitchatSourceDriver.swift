@@ -6,8 +6,9 @@ import Network
 
 /// Runs bitchat's real TorManager, NetworkActivationService, TorURLSession, GeoRelayDirectory
 /// and NostrRelayManager through an actions file, wired as bitchat's AppRuntime wires them
-/// (launch: NetworkActivationService.start() and the directory's first prefetch; background
-/// and foreground as handleScenePhaseChange), and prints what they do as `failclosed app`'s
+/// (launch: GeoRelayDirectory.shared, whose init starts the first fetch, then
+/// NetworkActivationService.start(); background and foreground as handleScenePhaseChange),
+/// and prints what they do as `failclosed app`'s
 /// JSON events. Time is real: bitchat reads the wall clock.
 @MainActor
 final class BitchatSourceDriver {
