@@ -6,8 +6,9 @@ import Network
 
 /// Runs bitchat's real TorManager, NetworkActivationService, TorURLSession, GeoRelayDirectory
 /// and NostrRelayManager through an actions file, wired as bitchat's AppRuntime wires them
-/// (launch: NetworkActivationService.start() and the directory's first prefetch; background
-/// and foreground as handleScenePhaseChange), and prints what they do as `failclosed app`'s
+/// (launch: GeoRelayDirectory.shared, whose init starts the first fetch, then
+/// NetworkActivationService.start(); background and foreground as handleScenePhaseChange),
+/// and prints what they do as `failclosed app`'s
 /// JSON events. Time is real: bitchat reads the wall clock.
 @MainActor
 final class BitchatSourceDriver {
@@ -161,15 +162,15 @@ final class BitchatSourceDriver {
     defer { proxyMode.check(events) }
     switch action.name {
     case "start":
-      // AppRuntime: NetworkActivationService.shared.start(); the directory's first prefetch
-      // when activation is allowed (GeoRelayDirectory.shared's init starts its timers).
-      NetworkActivationService.shared.start()
-      observeActivation()
+      // AppRuntime's init touches GeoRelayDirectory.shared (ChatViewModel's
+      // networkActivationAllowed is true unless a panic wipe is pending), whose init loads the
+      // list and starts the first fetch with the session of that moment; only then does
+      // AppRuntime.start() call NetworkActivationService.shared.start() (issue 14, item 3).
       _ = GeoRelayDirectory.shared
       reportDirectoryLoaded()
-      if NetworkActivationService.shared.activationAllowed {
-        GeoRelayDirectory.shared.prefetchIfNeeded()
-      }
+      GeoRelayDirectory.shared.prefetchIfNeeded()
+      NetworkActivationService.shared.start()
+      observeActivation()
     case "background":
       TorManager.shared.setAppForeground(false)
       TorManager.shared.goDormantOnBackground()

@@ -15,7 +15,7 @@ public struct LeakAuditCommand: Command {
     Usage: failclosed leak-audit [PATH ...] [--report DIR] [--filter TEXT] [--shard I/N]
                                  [--lane mock|real|all] [--jobs N] [--keep-pcaps]
                                  [--time-scale N] [--sut model|bitchat-source]
-                                 [--bitchat-src DIR]
+                                 [--bitchat-src DIR] [--compare A,B [--compare-reuse SIDE=FILE]]
 
     Runs each scenario file (PATH: files or directories, default Scenarios/ and Scenarios/ooni/,
     the replayed OONI measurements) in fresh network
@@ -40,6 +40,16 @@ public struct LeakAuditCommand: Command {
     clock), through the driver built from a bitchat checkout (--bitchat-src DIR, default
     ../shared/upstream/bitchat; see `failclosed bitchat-source`). Files with the profile
     bitchat-source always run on it; without a checkout they are skipped with a note.
+
+    --compare A,B (A and B of bitchat, hardened, bitchat-source) runs each bitchat scenario of
+    the mock lane on both and compares them item by item: the verdict, each expectation, the
+    notifications' times, the order of events, relay connections, requests, messages, leaks
+    (times within 2 s count as the same; the model runs at --time-scale 5 unless given).
+    Each side's reports go to DIR/A and DIR/B, the comparison to DIR (report.json, summary.md,
+    index.html). bitchat against bitchat-source knows the Linux-only differences
+    docs/linux-differences.md explains; any other difference fails the run (exit 5).
+    --compare-reuse SIDE=FILE takes that side from an earlier comparison's report.json instead
+    of running it again (bitchat-source runs in real time).
 
     Verdicts: PASS, LEAK (a leak, or a canary that was not caught), FAILED (an expectation not
     met), INCONCLUSIVE (drops, no positive control, a run error; never shown as a pass).
@@ -66,6 +76,11 @@ public struct LeakAuditCommand: Command {
       help: "the system under test for bitchat scenarios (default model)"),
     OptionSpec(
       "bitchat-src", .single, valueName: "DIR", help: "bitchat checkout for bitchat-source"),
+    OptionSpec(
+      "compare", .single, valueName: "A,B", help: "run bitchat scenarios on two sides, compare"),
+    OptionSpec(
+      "compare-reuse", .single, valueName: "SIDE=FILE",
+      help: "take a side from an earlier comparison's report.json"),
   ]
 
   public func run(_ arguments: ParsedArguments) async throws -> Int32 {
@@ -98,6 +113,13 @@ public struct LeakAuditCommand: Command {
         loadErrors.append(error)
         FailClosedMain.printError("failclosed leak-audit: \(error)")
       }
+    }
+    if arguments.value("compare") != nil {
+      // The model at x5 unless told otherwise: its real-time hops are multiplied by the scale,
+      // and the comparison's time tolerance is 2 s (docs/linux-differences.md, "Time").
+      let compareScale = arguments.value("time-scale") == nil ? 5 : scale
+      return try await LeakAuditCompare.run(
+        arguments, scenarios: scenarios, shard: shard, jobs: jobs, scale: compareScale)
     }
     let sut = arguments.value("sut") ?? "model"
     guard ["model", "bitchat-source"].contains(sut) else {

@@ -92,7 +92,10 @@ import Foundation
         makeSession: { urlSession.session },
         // Weak: a relay's reconnect timer can fire on the clock's queue after the runtime is
         // gone (seen as a crash reading an unowned reference in a parallel test run).
-        jitterUnit: { [weak self] in self?.random.nextUnit() ?? 0.5 }),
+        jitterUnit: { [weak self] in self?.random.nextUnit() ?? 0.5 },
+        hasMutualFavorites: { activation.hasMutualFavorites },
+        hasLocationPermission: { activation.locationPermissionAuthorized },
+        isInLocationChannel: { activation.inLocationChannel }),
       settings: settings, scheduler: scheduler, log: log,
       builtInRelays: configuration.builtInRelays)
     directory = GeoRelayDirectory(
@@ -113,11 +116,21 @@ import Foundation
     activation.attach(proxy: urlSession, relays: relays)
   }
 
-  /// App launch: activation decides Tor and relays; the directory starts its timers. The app
-  /// launches into the foreground: its first `.active` scene phase is handled here.
+  /// App launch. bitchat's AppRuntime.init touches GeoRelayDirectory.shared (ChatViewModel's
+  /// networkActivationAllowed is true unless a panic wipe is pending), whose init starts the
+  /// first fetch with the session of that moment (TorURLSession starts in Tor mode), and only
+  /// AppRuntime.start() calls NetworkActivationService.start(): with the preference off that
+  /// fetch tries Tor, which never starts, and retries 60 s later (issue 14, item 3). The
+  /// hardened profile's directory needs activation's answer, so activation starts first. The
+  /// app launches into the foreground: its first `.active` scene phase is handled here.
   public func launch() {
-    activation.start()
-    directory.start(bus: bus)
+    if directory.profileNeedsActivationFirst {
+      activation.start()
+      directory.start(bus: bus)
+    } else {
+      directory.start(bus: bus)
+      activation.start()
+    }
     if activation.activationAllowed { didHandleInitialActive = true }
   }
 
@@ -136,6 +149,9 @@ import Foundation
   /// with auto-start allowed) awaits readiness up to 60 s, rebuilds the sessions and resets
   /// the relay connections.
   public func enterForeground() {
+    // iOS posts didBecomeActive whatever activation says: GeoRelayDirectory's observer
+    // prefetches (a hop later).
+    directory.appDidBecomeActive()
     guard activation.activationAllowed else { return }
     tor.setAppForeground(true)
     let returningFromBackground = didHandleInitialActive && didEnterBackground

@@ -62,6 +62,7 @@ import Foundation
   private let scheduler: any AppScheduler
   private let log: AppEventLog
   private let profile: SUTProfile
+  private var bus: NotificationBus?
 
   public init(
     dependencies: Dependencies, scheduler: any AppScheduler, log: AppEventLog,
@@ -76,6 +77,7 @@ import Foundation
 
   /// Observers, the hourly check, a first prefetch (bitchat's autoStart).
   public func start(bus: NotificationBus) {
+    self.bus = bus
     bus.observe { notification in
       if notification == .torDidBecomeReady {
         // bitchat hops through Task { @MainActor }: one turn later.
@@ -84,6 +86,17 @@ import Foundation
     }
     scheduleRefreshCheck()
     prefetchIfNeeded()
+  }
+
+  /// The hardened profile gates the directory on activation, so the app starts activation
+  /// before the directory; bitchat touches the directory first.
+  public var profileNeedsActivationFirst: Bool { profile.directoryGatedByActivation }
+
+  /// iOS's didBecomeActiveNotification (GeoRelayDirectory's registerObservers): a prefetch,
+  /// not forced, one main-actor hop later. bitchat registers it on iOS and macOS only
+  /// (activeNotificationName is nil elsewhere).
+  public func appDidBecomeActive() {
+    scheduler.schedule(after: 0) { self.prefetchIfNeeded() }
   }
 
   private func scheduleRefreshCheck() {
@@ -171,6 +184,8 @@ import Foundation
     retryAttempt = 0
     cancelRetry()
     log.record(.directory, ["phase": "refreshed", "count": .int(parsed.count)])
+    // Waiters (location notes with no relays) retry on it.
+    bus?.post(.geoRelayDirectoryDidRefresh)
   }
 
   private func handleFailure(_ reason: String) {

@@ -10,6 +10,14 @@ import Foundation
 @AppActor public protocol RelayConnectionControl: AnyObject {
   func connect()
   func disconnect()
+  /// A mutual favourite, the location permission or the location channel changed.
+  /// NostrRelayManager subscribes to the same three publishers as this service, earlier (its
+  /// init runs inside start()), so it hears a change first.
+  func activationInputsChanged()
+}
+
+extension RelayConnectionControl {
+  public func activationInputsChanged() {}
 }
 
 /// bitchat's NetworkActivationService: whether the app may touch the network at all, and
@@ -53,6 +61,8 @@ import Foundation
   private var pendingReachability: (value: Bool, since: Double)?
   private var pathDebounce: ScheduledTimer?
   private var started = false
+  /// stopForPanic stops the reachability monitor until start() runs again.
+  private var monitorStopped = false
 
   private let store: KeyValueStore
   private let tor: TorManager
@@ -93,6 +103,7 @@ import Foundation
   public func start() {
     guard !started else { return }
     started = true
+    monitorStopped = false
     userTorEnabled = Self.persistedTorPreference(in: store)
     let allowed = basePolicyAllowed()
     activationAllowed = allowed
@@ -116,17 +127,36 @@ import Foundation
 
   public func setLocationPermission(authorized: Bool) {
     locationPermissionAuthorized = authorized
+    relays?.activationInputsChanged()
     reevaluate()
   }
 
   public func setMutualFavorites(_ present: Bool) {
     hasMutualFavorites = present
+    relays?.activationInputsChanged()
     reevaluate()
   }
 
   public func setInLocationChannel(_ inChannel: Bool) {
     inLocationChannel = inChannel
+    relays?.activationInputsChanged()
     reevaluate()
+  }
+
+  /// The panic wipe's synchronous stop (NetworkActivationService.stopForPanic): no more
+  /// reactions, activation off, relays disconnected, Tor's auto-start withdrawn, the session
+  /// direct and Tor shut down. start() may run again afterwards.
+  public func stopForPanic() {
+    started = false
+    monitorStopped = true
+    pathDebounce?.cancel()
+    pathDebounce = nil
+    pendingReachability = nil
+    activationAllowed = false
+    torAutoStartDesired = false
+    relays?.disconnect()
+    tor.setAutoStartAllowed(false)
+    applyTorState(torDesired: false)
   }
 
   /// A path update (reachable: any status but unsatisfied, so requires-connection counts).
@@ -135,6 +165,7 @@ import Foundation
   /// `reachabilityDebounce` seconds have passed since it was *first* reported, so repeated
   /// reports of the pending value keep its deadline instead of restarting it.
   public func pathUpdated(satisfied: Bool) {
+    guard !monitorStopped else { return }
     pathDebounce?.cancel()
     pathDebounce = nil
     guard satisfied != reachable else {

@@ -5,6 +5,12 @@
 /// queueing; parked EOSE callbacks fall back after 10 s; reconnects back off 1 s x2 up to
 /// 300 s with jitter 0.2 for 10 attempts; DNS and bad-server errors are permanent; failures
 /// cool down after 600 s; nothing connects while backgrounded with Tor enforced.
+/// The default relays (built-in and added) are only targets while there is a mutual
+/// favourite, location permission or an open location channel; without one they are
+/// dropped with their queued sends (applyDefaultRelayPolicy). Subscriptions: nothing while
+/// activation is off, a repeat of an id within 1 s is coalesced, at most 64 queued per relay
+/// (oldest evicted), queued ones older than 600 s swept on each connect attempt.
+/// sendEventImmediately succeeds only on a relay's NIP-01 OK, within 10 s.
 @AppActor public final class NostrRelayManager: RelayConnectionControl {
   public struct Dependencies {
     public var activationAllowed: @AppActor () -> Bool
@@ -16,6 +22,10 @@
     public var awaitTorReady: @AppActor (@escaping @AppActor (Bool) -> Void) -> Void
     public var makeSession: @AppActor () -> NetworkSession
     public var jitterUnit: @AppActor () -> Double
+    /// The default-relay policy's inputs (NostrRelayManagerDependencies).
+    public var hasMutualFavorites: @AppActor () -> Bool
+    public var hasLocationPermission: @AppActor () -> Bool
+    public var isInLocationChannel: @AppActor () -> Bool
 
     public init(
       activationAllowed: @escaping @AppActor () -> Bool,
@@ -23,8 +33,14 @@
       torIsReady: @escaping @AppActor () -> Bool, torIsForeground: @escaping @AppActor () -> Bool,
       awaitTorReady: @escaping @AppActor (@escaping @AppActor (Bool) -> Void) -> Void,
       makeSession: @escaping @AppActor () -> NetworkSession,
-      jitterUnit: @escaping @AppActor () -> Double
+      jitterUnit: @escaping @AppActor () -> Double,
+      hasMutualFavorites: @escaping @AppActor () -> Bool = { false },
+      hasLocationPermission: @escaping @AppActor () -> Bool = { true },
+      isInLocationChannel: @escaping @AppActor () -> Bool = { false }
     ) {
+      self.hasMutualFavorites = hasMutualFavorites
+      self.hasLocationPermission = hasLocationPermission
+      self.isInLocationChannel = isInLocationChannel
       self.activationAllowed = activationAllowed
       self.userTorEnabled = userTorEnabled
       self.torEnforced = torEnforced
@@ -50,10 +66,32 @@
     var pendingRelays: Set<String>
   }
 
+  /// Completion is scoped to relays the REQ reached: a relay still connecting does not hold
+  /// the callback once every relay that got the REQ has answered (or all targets dropped).
   struct EOSETracker {
-    var awaiting: Set<String>
+    var notYetSent: Set<String>
+    var waitingForEOSE: Set<String> = []
+    var reachedAny = false
     let callback: @AppActor () -> Void
     let epoch: Int
+
+    var isDone: Bool {
+      waitingForEOSE.isEmpty && (reachedAny || notYetSent.isEmpty)
+    }
+  }
+
+  /// A queued REQ: its text, when it was queued, and its place in the queue.
+  struct QueuedSubscription {
+    var message: String
+    var queuedAt: Double
+    var order: UInt64
+  }
+
+  /// A sendEventImmediately waiting for a relay's OK.
+  struct ConfirmedSend {
+    let token: Int
+    var relays: Set<String>
+    let completion: @AppActor (Bool) -> Void
   }
 
   public private(set) var relays: [Relay] = []
@@ -63,7 +101,12 @@
   private var torReadyWaitAttempts = 0
   private var connectionGeneration = 0
   private var messageQueue: [PendingSend] = []
-  private var pendingSubscriptions: [String: [String: String]] = [:]
+  private var pendingSubscriptions: [String: [String: QueuedSubscription]] = [:]
+  private var queuedSubscriptionCounter: UInt64 = 0
+  private var lastSubscribeAt: [String: Double] = [:]
+  private var confirmedSends: [String: ConfirmedSend] = [:]
+  private var confirmedSendCounter = 0
+  private var defaultRelaysAllowed = false
   private var subscriptionRequests: [String: (message: String, relays: Set<String>)] = [:]
   private var subscribed: [String: Set<String>] = [:]
   private var pendingEOSECallbacks: [String: @AppActor () -> Void] = [:]
@@ -91,6 +134,64 @@
     self.scheduler = scheduler
     self.log = log
     reloadDefaultRelays()
+    applyDefaultRelayPolicy(force: true)
+  }
+
+  /// Subscription and confirmed-send constants (TransportConfig.swift).
+  public nonisolated static let subscribeCoalesceInterval = 1.0
+  public nonisolated static let queuedSubscriptionsPerRelay = 64
+  public nonisolated static let queuedSubscriptionLifetime = 600.0
+  public nonisolated static let confirmedSendTimeout = 10.0
+
+  public var queuedSubscriptionCount: Int { pendingSubscriptions.values.map(\.count).reduce(0, +) }
+  public func queuedSubscriptionIDs(for url: String) -> Set<String> {
+    Set((pendingSubscriptions[url] ?? [:]).keys)
+  }
+
+  /// A mutual favourite, location permission or an open location channel lets the default
+  /// relays be targets; losing all three drops them (NostrRelayManager.applyDefaultRelayPolicy).
+  /// Called when one of the three changes; without `force` nothing happens unless the answer
+  /// changed.
+  public func applyDefaultRelayPolicy(force: Bool = false) {
+    let allow =
+      dependencies.hasMutualFavorites() || dependencies.hasLocationPermission()
+      || dependencies.isInLocationChannel()
+    guard force || allow != defaultRelaysAllowed else { return }
+    defaultRelaysAllowed = allow
+    guard allow else {
+      dropRelays(Set(defaultRelays))
+      return
+    }
+    var known = Set(relays.map(\.url))
+    for url in defaultRelays where known.insert(url).inserted { relays.append(Relay(url: url)) }
+    if dependencies.activationAllowed() { ensureConnections(to: defaultRelays) }
+  }
+
+  /// Forgets relays: their sockets, queued REQs, queued connects, their rows, and queued sends
+  /// that had no other relay.
+  private func dropRelays(_ urls: Set<String>) {
+    guard !urls.isEmpty else { return }
+    for url in urls.sorted() {
+      if let connection = connections.removeValue(forKey: url) {
+        connection.cancel()
+        log.record(.relay, ["relay": .string(url), "phase": "dropped"])
+      }
+      subscribed[url] = nil
+      pendingSubscriptions[url] = nil
+    }
+    var kept: [PendingSend] = []
+    for var item in messageQueue {
+      item.pendingRelays.subtract(urls)
+      if item.pendingRelays.isEmpty {
+        log.record(
+          .message, ["phase": "dropped", "id": .string(item.event.id), "reason": "relays dropped"])
+      } else {
+        kept.append(item)
+      }
+    }
+    messageQueue = kept
+    pendingTorConnectionURLs.subtract(urls)
+    relays.removeAll { urls.contains($0.url) }
   }
 
   private var shouldUseTor: Bool { dependencies.userTorEnabled() }
@@ -110,11 +211,6 @@
     defaultRelays = (builtInRelays + settings.customRelays()).filter {
       seen.insert($0).inserted
     }
-    var existing = Set(relays.map(\.url))
-    for url in defaultRelays where !existing.contains(url) {
-      relays.append(Relay(url: url))
-      existing.insert(url)
-    }
   }
 
   /// Adds a relay by hand and connects to it (NostrRelaySettings.didChangeNotification).
@@ -124,13 +220,16 @@
     case .success(let url):
       log.record(.relay, ["relay": .string(url), "phase": "added"])
       reloadDefaultRelays()
-      if dependencies.activationAllowed() { ensureConnections(to: [url]) }
+      // bitchat reconciles the whole default set (NostrRelaySettings.didChangeNotification).
+      applyDefaultRelayPolicy(force: true)
     case .failure(let failure):
       log.record(
         .relay, ["relay": .string(raw), "phase": "rejected", "error": .string("\(failure)")])
     }
     return result
   }
+
+  public func activationInputsChanged() { applyDefaultRelayPolicy() }
 
   // MARK: - Connect / disconnect
 
@@ -157,6 +256,9 @@
     let trackers = eoseTrackers
     eoseTrackers.removeAll()
     for (_, tracker) in trackers { tracker.callback() }
+    let waitingForOK = confirmedSends.values.map(\.completion)
+    confirmedSends.removeAll()
+    for completion in waitingForOK { completion(false) }
     pendingTorConnectionURLs.removeAll()
     awaitingTorForConnections = false
     torReadyWaitAttempts = 0
@@ -186,13 +288,18 @@
     connectToRelays(targets)
   }
 
+  /// Normalised and de-duplicated; the default relays only while the policy allows them.
   private func allowedRelayList(from urls: [String]) -> [String] {
     var seen = Set<String>()
-    return urls.compactMap { NostrRelayURL.normalized($0) }.filter { seen.insert($0).inserted }
+    let barred = defaultRelaysAllowed ? [] : Set(defaultRelays)
+    return urls.compactMap { NostrRelayURL.normalized($0) }.filter {
+      !barred.contains($0) && seen.insert($0).inserted
+    }
   }
 
   private func connectToRelays(_ relayUrls: [String]) {
     guard dependencies.activationAllowed() else { return }
+    sweepExpiredSubscriptions()
     let targets = allowedRelayList(from: relayUrls).filter {
       connections[$0] == nil && !isPermanentlyFailed($0)
     }
@@ -238,6 +345,7 @@
   }
 
   private func connectToRelay(_ url: String) {
+    guard dependencies.activationAllowed() else { return }
     // No connects while backgrounded with Tor enforced; foreground reconnects.
     if shouldUseTor && dependencies.torEnforced && !dependencies.torIsForeground() { return }
     if connections[url] != nil || isPermanentlyFailed(url) { return }
@@ -296,7 +404,9 @@
     if !stillPending.isEmpty { enqueuePendingSend(event, pendingRelays: stillPending) }
   }
 
-  /// Sends only on relays connected now; completes false while Tor is not ready.
+  /// Sends only on relays connected now, never queues; completes true on the first relay's
+  /// NIP-01 OK accepting it, false when every relay it went to rejected it, failed the write or
+  /// dropped, when 10 s pass without an OK, on disconnect(), or at once while Tor is not ready.
   public func sendEventImmediately(
     _ event: NostrEvent, to relayUrls: [String]? = nil,
     completion: @escaping @AppActor (Bool) -> Void
@@ -309,8 +419,40 @@
       connectedConnection(url).map { (url, $0) }
     }
     guard !connected.isEmpty else { return completion(false) }
-    for (url, connection) in connected { send(event, on: connection, relay: url) }
-    completion(true)
+    // A second send of the same event supersedes the first, which fails.
+    confirmedSends.removeValue(forKey: event.id)?.completion(false)
+    confirmedSendCounter += 1
+    let token = confirmedSendCounter
+    confirmedSends[event.id] = ConfirmedSend(
+      token: token, relays: Set(connected.map(\.0)), completion: completion)
+    scheduler.schedule(after: Self.confirmedSendTimeout) {
+      guard self.confirmedSends[event.id]?.token == token else { return }
+      self.confirmedSends.removeValue(forKey: event.id)?.completion(false)
+    }
+    for (url, connection) in connected {
+      send(event, on: connection, relay: url) { written in
+        // No OK can follow a write that failed: that relay counts as a rejection.
+        if !written {
+          self.settleConfirmedSend(event.id, relay: url, accepted: false, token: token)
+        }
+      }
+    }
+  }
+
+  /// One relay's answer to a confirmed send: the first acceptance completes it true; it
+  /// completes false once no relay is left to answer.
+  private func settleConfirmedSend(
+    _ id: String, relay url: String, accepted: Bool, token: Int? = nil
+  ) {
+    guard var pending = confirmedSends[id], token == nil || pending.token == token,
+      pending.relays.remove(url) != nil
+    else { return }
+    if accepted || pending.relays.isEmpty {
+      confirmedSends.removeValue(forKey: id)
+      pending.completion(accepted)
+    } else {
+      confirmedSends[id] = pending
+    }
   }
 
   private func connectedConnection(_ url: String) -> RelayConnection? {
@@ -328,10 +470,14 @@
     }
   }
 
-  private func send(_ event: NostrEvent, on connection: RelayConnection, relay url: String) {
+  private func send(
+    _ event: NostrEvent, on connection: RelayConnection, relay url: String,
+    written: (@AppActor (Bool) -> Void)? = nil
+  ) {
     connection.send(NostrRequest.event(event).text) { ok in
       self.log.record(
         .message, ["phase": ok ? "sent" : "failed", "id": .string(event.id), "relay": .string(url)])
+      written?(ok)
     }
   }
 
@@ -351,9 +497,22 @@
     id: String, filterJSON: String, relayUrls: [String]? = nil,
     onEOSE: (@AppActor () -> Void)? = nil
   ) {
+    // Dropped while activation is off: nothing queued, and its EOSE callback never fires.
+    guard dependencies.activationAllowed() else { return }
+    let now = scheduler.now
+    if let last = lastSubscribeAt[id], now - last < Self.subscribeCoalesceInterval { return }
+    lastSubscribeAt[id] = now
     let message = NostrRequest.subscribe(id: id, filterJSON: filterJSON).text
     let urls = allowedRelayList(from: relayUrls ?? defaultRelays).filter {
       !isPermanentlyFailed($0)
+    }
+    // The same request, still queued or live on every relay: nothing to do.
+    if let known = subscriptionRequests[id], known.message == message, known.relays == Set(urls),
+      urls.allSatisfy({
+        pendingSubscriptions[$0]?[id]?.message == message || subscribed[$0]?.contains(id) == true
+      })
+    {
+      return
     }
     subscriptionRequests[id] = (message, Set(urls))
     var existing = Set(relays.map(\.url))
@@ -361,7 +520,7 @@
       relays.append(Relay(url: url))
       existing.insert(url)
     }
-    for url in urls { pendingSubscriptions[url, default: [:]][id] = message }
+    for url in urls { queueSubscription(id: id, message: message, for: url) }
     // No relay: end of stored events at once; Tor not ready yet: parked until it is;
     // otherwise tracked relay by relay.
     switch (onEOSE, urls.isEmpty, shouldWaitForTorBeforeConnecting) {
@@ -374,6 +533,30 @@
     ensureConnections(to: urls)
     for url in urls where relays.first(where: { $0.url == url })?.isConnected == true {
       flushPendingSubscriptions(for: url)
+    }
+  }
+
+  /// Queues a REQ for a relay; past 64 queued for that relay the oldest goes (its request is
+  /// still replayed when the relay connects, from subscriptionRequests).
+  private func queueSubscription(id: String, message: String, for url: String) {
+    queuedSubscriptionCounter &+= 1
+    var queue = pendingSubscriptions[url] ?? [:]
+    queue[id] = QueuedSubscription(
+      message: message, queuedAt: scheduler.now, order: queuedSubscriptionCounter)
+    while queue.count > Self.queuedSubscriptionsPerRelay,
+      let oldest = queue.min(by: { $0.value.order < $1.value.order })
+    {
+      queue[oldest.key] = nil
+    }
+    pendingSubscriptions[url] = queue
+  }
+
+  /// Queued REQs older than 600 s go; run on every connect attempt.
+  private func sweepExpiredSubscriptions() {
+    let now = scheduler.now
+    for (url, queue) in pendingSubscriptions {
+      let fresh = queue.filter { now - $0.value.queuedAt <= Self.queuedSubscriptionLifetime }
+      if fresh.count != queue.count { pendingSubscriptions[url] = fresh.isEmpty ? nil : fresh }
     }
   }
 
@@ -400,7 +583,7 @@
   ) {
     eoseEpoch += 1
     let epoch = eoseEpoch
-    eoseTrackers[id] = EOSETracker(awaiting: relays, callback: callback, epoch: epoch)
+    eoseTrackers[id] = EOSETracker(notYetSent: relays, callback: callback, epoch: epoch)
     scheduler.schedule(after: RelayBackoff.eoseFallback) {
       guard let tracker = self.eoseTrackers[id], tracker.epoch == epoch else { return }
       self.eoseTrackers.removeValue(forKey: id)
@@ -408,18 +591,55 @@
     }
   }
 
+  /// A parked callback becomes a tracker when its first relay connects (at once when it had
+  /// no relay).
+  private func promoteParkedEOSE(id: String) {
+    guard eoseTrackers[id] == nil, let request = subscriptionRequests[id],
+      let callback = pendingEOSECallbacks.removeValue(forKey: id)
+    else { return }
+    if request.relays.isEmpty { return callback() }
+    startEOSETracking(id: id, relays: request.relays, callback: callback)
+  }
+
+  /// The REQ reached `url`: its tracker now waits for that relay's EOSE.
+  private func noteREQSent(id: String, to url: String) {
+    guard var tracker = eoseTrackers[id], tracker.notYetSent.remove(url) != nil else { return }
+    tracker.waitingForEOSE.insert(url)
+    tracker.reachedAny = true
+    eoseTrackers[id] = tracker
+  }
+
+  /// `url` is out (EOSE, or it dropped): trackers that are now done call back.
+  private func settleEOSE(relay url: String, answered: Bool, only id: String? = nil) {
+    for key in eoseTrackers.keys.sorted() where id == nil || key == id {
+      guard var tracker = eoseTrackers[key] else { continue }
+      let involved = tracker.notYetSent.contains(url) || tracker.waitingForEOSE.contains(url)
+      guard involved || answered else { continue }
+      tracker.notYetSent.remove(url)
+      tracker.waitingForEOSE.remove(url)
+      if answered { tracker.reachedAny = true }
+      if tracker.isDone {
+        eoseTrackers[key] = nil
+        tracker.callback()
+      } else {
+        eoseTrackers[key] = tracker
+      }
+    }
+  }
+
   private func flushPendingSubscriptions(for url: String) {
     guard let connection = connections[url] else { return }
-    var toSend = pendingSubscriptions[url] ?? [:]
+    var toSend = (pendingSubscriptions[url] ?? [:]).mapValues(\.message)
     for (id, request) in subscriptionRequests where request.relays.contains(url) {
       if toSend[id] == nil { toSend[id] = request.message }
     }
-    for id in toSend.keys.sorted() where subscribed[url]?.contains(id) != true {
-      if eoseTrackers[id] == nil, let callback = pendingEOSECallbacks.removeValue(forKey: id),
-        let request = subscriptionRequests[id]
-      {
-        startEOSETracking(id: id, relays: request.relays, callback: callback)
+    for id in toSend.keys.sorted() {
+      if subscribed[url]?.contains(id) == true {
+        noteREQSent(id: id, to: url)
+        continue
       }
+      promoteParkedEOSE(id: id)
+      noteREQSent(id: id, to: url)
       connection.send(toSend[id]!) { ok in
         guard ok, self.connections[url] === connection else { return }
         self.subscribed[url, default: []].insert(id)
@@ -437,16 +657,9 @@
         .message,
         ["phase": "received", "id": .string(event.id), "relay": .string(url), "sub": .string(sub)])
     case .eose(let sub):
-      if var tracker = eoseTrackers[sub] {
-        tracker.awaiting.remove(url)
-        if tracker.awaiting.isEmpty {
-          eoseTrackers[sub] = nil
-          tracker.callback()
-        } else {
-          eoseTrackers[sub] = tracker
-        }
-      }
+      if eoseTrackers[sub] != nil { settleEOSE(relay: url, answered: true, only: sub) }
     case .ok(let id, let accepted, _):
+      settleConfirmedSend(id, relay: url, accepted: accepted)
       log.record(
         .message,
         ["phase": accepted ? "accepted" : "rejected", "id": .string(id), "relay": .string(url)])
@@ -474,16 +687,11 @@
   private func handleDisconnection(relayUrl url: String, error: NetworkFailure) {
     connections[url] = nil
     subscribed[url] = nil
-    updateRelayStatus(url, isConnected: false, error: error)
-    for (id, var tracker) in eoseTrackers where tracker.awaiting.contains(url) {
-      tracker.awaiting.remove(url)
-      if tracker.awaiting.isEmpty {
-        eoseTrackers[id] = nil
-        tracker.callback()
-      } else {
-        eoseTrackers[id] = tracker
-      }
+    for id in confirmedSends.keys.sorted() where confirmedSends[id]?.relays.contains(url) == true {
+      settleConfirmedSend(id, relay: url, accepted: false)
     }
+    updateRelayStatus(url, isConnected: false, error: error)
+    settleEOSE(relay: url, answered: false)
     guard dependencies.activationAllowed() else { return }
     guard let index = relays.firstIndex(where: { $0.url == url }) else { return }
     if error.isPermanentForRelays {

@@ -6,7 +6,14 @@ import TLS
 /// A relay WebSocket over a ``StreamConnector``: TCP (or SOCKS), TLS for wss, the RFC 6455
 /// upgrade, then text frames both ways. Reads run on a dedicated thread; writes on a serial
 /// queue; events come back on the app actor.
+///
+/// As bitchat's NostrRelayManager sees it (connectToRelay): the relay counts as connected when
+/// the pong to the ping sent right after resume() comes back, not when the upgrade succeeds;
+/// and the task fails if that has not happened within URLSession's default request timeout,
+/// 60 s (`timeout`, real seconds here).
 @AppActor final class StreamRelayConnection: RelayConnection {
+  /// URLSessionConfiguration's default timeoutIntervalForRequest.
+  nonisolated static let requestTimeout = 60.0
   private let url: String
   private let connector: any StreamConnector
   private let tls: TLSClient?
@@ -51,23 +58,34 @@ import TLS
         }
       }
     }
+    // URLSession's request timeout: no pong by then and the task fails as timed out.
+    let expiry = RelayOpenExpiry()
+    DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
+      if expiry.expire() { box.closeAll() }
+    }
     BlockingIO.detach("failclosed.relay") {
       defer { channel.finish() }
+      func failure(_ error: Error) -> NetworkFailure {
+        if expiry.expired { return .timedOut }
+        return (error as? NetworkFailure) ?? .connection("\(error)")
+      }
       let stream: any ByteStream
+      var socket: Socket?
       var leftover: [UInt8] = []
       do {
         stream = try HTTPStream.open(
           target, connector: connector, tls: tls, timeout: timeout, purpose: "relay",
-          register: { box.add($0) })
+          register: {
+            box.add($0)
+            if let raw = $0 as? Socket { socket = raw }
+          })
         leftover = try Self.upgrade(target, on: stream)
-      } catch let failure as NetworkFailure {
-        channel.yield(.event(.failed(failure)))
-        return
+        try stream.write(WebSocketFrame.ping([]).encoded(maskingKey: Self.mask()))
       } catch {
-        channel.yield(.event(.failed(.connection("\(error)"))))
+        channel.yield(.event(.failed(failure(error))))
         return
       }
-      channel.yield(.opened(stream))
+      var ponged = false
       var decoder = WebSocketMessageDecoder(role: .client)
       var pending = leftover
       while !box.isClosed {
@@ -79,6 +97,14 @@ import TLS
             case .text(let text): channel.yield(.event(.message(text)))
             case .ping(let payload):
               try stream.write(WebSocketFrame.pong(payload).encoded(maskingKey: Self.mask()))
+            case .pong where !ponged:
+              guard expiry.settle() else { throw NetworkFailure.timedOut }
+              ponged = true
+              // Apple: no read timeout on an open WebSocket (the request timeout bounded the
+              // opening only), so an idle relay stays connected.
+              (stream as? TLSConnection)?.setTimeout(nil)
+              socket?.setTimeouts(seconds: 0)
+              channel.yield(.opened(stream))
             case .close:
               channel.yield(.event(.failed(.connection("closed by \(url)"))))
               return
@@ -87,12 +113,13 @@ import TLS
           }
           let chunk = try stream.read(max: 65536)
           if chunk.isEmpty {
-            channel.yield(.event(.failed(.connection("closed by \(url)"))))
+            let closed = NetworkFailure.connection("closed by \(url)")
+            channel.yield(.event(.failed(expiry.expired ? .timedOut : closed)))
             return
           }
           pending = chunk
         } catch {
-          channel.yield(.event(.failed(.connection("\(error)"))))
+          channel.yield(.event(.failed(failure(error))))
           return
         }
       }
@@ -161,4 +188,29 @@ import TLS
     finished = true
     box.closeAll()
   }
+}
+
+/// The race between a relay's first pong and URLSession's request timeout: whichever comes
+/// first wins.
+final class RelayOpenExpiry: @unchecked Sendable {
+  private let lock = NSLock()
+  private var state = 0  // 0 open, 1 connected, 2 timed out
+
+  /// The pong arrived: true unless the timeout came first.
+  func settle() -> Bool {
+    lock.withLock {
+      if state == 0 { state = 1 }
+      return state == 1
+    }
+  }
+
+  /// The timeout fired: true when no pong had come.
+  func expire() -> Bool {
+    lock.withLock {
+      if state == 0 { state = 2 }
+      return state == 2
+    }
+  }
+
+  var expired: Bool { lock.withLock { state == 2 } }
 }

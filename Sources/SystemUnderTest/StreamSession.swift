@@ -89,7 +89,8 @@ import TLS
 
   public func webSocketTask(_ url: String) -> RelayConnection {
     let connection = StreamRelayConnection(
-      url: url, connector: connector, tls: tls, timeout: realSeconds(15), log: log)
+      url: url, connector: connector, tls: tls,
+      timeout: realSeconds(StreamRelayConnection.requestTimeout), log: log)
     tasks[ObjectIdentifier(connection)] = connection
     if invalidated { connection.cancel() }
     return connection

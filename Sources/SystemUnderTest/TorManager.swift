@@ -182,19 +182,39 @@ import Foundation
 
   private func ensureFilesystemLayout() {
     // Non-fatal, as in bitchat: Arti reports a bad directory itself.
-    try? FileManager.default.createDirectory(
-      atPath: dataDirectory, withIntermediateDirectories: true)
+    guard let directory = dataDirectoryIfAvailable() else { return }
+    try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+  }
+
+  /// bitchat's dataDirectoryURL(): Application Support (here the data directory's parent),
+  /// created if missing, plus the Arti directory; nil when the base cannot be had.
+  private func dataDirectoryIfAvailable() -> String? {
+    let base = (dataDirectory as NSString).deletingLastPathComponent
+    var isDirectory: ObjCBool = false
+    if !base.isEmpty, !FileManager.default.fileExists(atPath: base, isDirectory: &isDirectory) {
+      guard
+        (try? FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true))
+          != nil
+      else { return nil }
+      return dataDirectory
+    }
+    return base.isEmpty || isDirectory.boolValue ? dataDirectory : nil
   }
 
   // MARK: - Arti
 
   private func startArti() {
+    guard let directory = dataDirectoryIfAvailable() else {
+      isStarting = false
+      lastError = Failure(code: -1, message: "No data directory")
+      return
+    }
     if backend.isRunning() {
       // Already running: monitor bootstrap, but no SOCKS probe (as in bitchat).
       startBootstrapMonitor()
       return
     }
-    let result = backend.start(dataDirectory: dataDirectory, socksPort: socksPort)
+    let result = backend.start(dataDirectory: directory, socksPort: socksPort)
     if result != 0 {
       isStarting = false
       lastError = Failure(code: Int(result), message: "Arti start failed")

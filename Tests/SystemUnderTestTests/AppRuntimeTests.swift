@@ -62,13 +62,62 @@ import Testing
     #expect(rig.runtime.relays.pendingSendCount == 0)
   }
 
-  @Test func preferenceOffGoesDirectAtOnce() {
+  /// AppRuntime.swift init touches GeoRelayDirectory.shared (its init prefetches, with the
+  /// session of that moment, GeoRelayDirectory.swift makeFetchData) before AppRuntime.start()
+  /// calls NetworkActivationService.start(); TorURLSession starts in Tor mode. With the
+  /// preference off, the directory does not wait for Tor (persistedTorPreference), so its first
+  /// fetch goes to the Tor session, which has no Tor behind it; the retry 60 s later goes
+  /// direct. Relays go direct at once (issue 14, item 3).
+  @Test func preferenceOffTheFirstDirectoryFetchUsesTheNotYetSwitchedTorSession() {
     let rig = Rig(values: [NetworkActivationService.torPreferenceKey: false])
     rig.runtime.launch()
     #expect(rig.arti.starts == 0)
     #expect(Set(rig.requests(.direct)).isSuperset(of: NostrRelaySettings.builtInRelays))
+    #expect(rig.requests(.tor) == [rig.directoryURL])
+    #expect(!rig.requests(.direct).contains(rig.directoryURL))
+    rig.fetches(.tor).first?.finish(.failure(.connection("SOCKS 127.0.0.1:39050 refused")))
+    rig.clock.advanceTimers(by: 59.9)
+    #expect(!rig.requests(.direct).contains(rig.directoryURL))
+    rig.clock.advanceTimers(by: 0.2)
+    #expect(rig.requests(.direct).contains(rig.directoryURL))
+    #expect(rig.requests(.tor) == [rig.directoryURL])
+  }
+
+  /// The hardened profile gates the directory on activation, so its launch starts activation
+  /// first: with the preference off the first fetch goes direct, the user's choice.
+  @Test func hardenedStartsActivationBeforeTheDirectory() {
+    let rig = Rig(profile: .hardened, values: [NetworkActivationService.torPreferenceKey: false])
+    rig.runtime.launch()
+    rig.clock.advanceTimers(by: 0)
     #expect(rig.requests(.direct).contains(rig.directoryURL))
     #expect(rig.requests(.tor).isEmpty)
+  }
+
+  /// GeoRelayDirectory.swift registerObservers: on iOS's didBecomeActiveNotification a
+  /// prefetch, not forced, a main-actor hop later: a fetch when no success within 24 h, none
+  /// after a recent one; a success posts geoRelayDirectoryDidRefresh (handleFetchSuccess).
+  @Test func becomingActivePrefetchesUnlessRecentlyRefreshedAndASuccessIsPosted() {
+    let rig = Rig(values: [NetworkActivationService.torPreferenceKey: false])
+    rig.runtime.launch()
+    rig.fetches(.tor).first?.finish(.failure(.connection("refused")))
+    rig.clock.advanceTimers(by: 10)
+    rig.runtime.enterBackground()
+    rig.runtime.enterForeground()
+    #expect(!rig.requests(.direct).contains(rig.directoryURL))
+    rig.clock.advanceTimers(by: 0)
+    #expect(rig.requests(.direct).contains(rig.directoryURL))
+    let csv =
+      (["relay url,latitude,longitude"] + (0..<60).map { "relay\($0).example.com,1,2" })
+      .joined(separator: "\n")
+    rig.fetches(.direct).last?.respond(csv)
+    #expect(rig.runtime.directory.entries.count == 60)
+    #expect(
+      rig.log.events(.notification).contains { $0["name"] == "geoRelayDirectoryDidRefresh" })
+    let fetched = rig.fetches(.direct).count
+    rig.runtime.enterBackground()
+    rig.runtime.enterForeground()
+    rig.clock.advanceTimers(by: 1)
+    #expect(rig.fetches(.direct).count == fetched)
   }
 
   /// Weakness 2: activation turns off while Tor is ready; the proxy goes direct at once but
@@ -95,11 +144,13 @@ import Testing
   func weakness4RebuildDoesNotCancelOldTasks(profile: SUTProfile) {
     let rig = Rig(profile: profile, values: [NetworkActivationService.torPreferenceKey: false])
     rig.runtime.launch()
-    let directFetch = rig.fetches(.direct).first { $0.url == rig.directoryURL }
-    #expect(directFetch != nil)
+    // The launch's directory fetch, still in flight: on the Tor session in bitchat (it starts
+    // before activation switches the session, item 3), on the direct one in hardened.
+    let inFlight = (rig.fetches(.direct) + rig.fetches(.tor)).first { $0.url == rig.directoryURL }
+    #expect(inFlight != nil)
     rig.runtime.activation.setUserTorEnabled(true)
     #expect(rig.runtime.urlSession.useTorProxy)
-    #expect(directFetch?.cancelled == (profile == .hardened))
+    #expect(inFlight?.cancelled == (profile == .hardened))
   }
 
   @Test func backgroundMarksNotReadyAndForegroundRestartsRebuildsAndReconnects() {

@@ -73,6 +73,10 @@ final class LocalWorldServer: @unchecked Sendable {
     var pending = leftover
     for _ in 0..<10_000 {
       guard let messages = try? decoder.parse(pending) else { return }
+      // A relay answers pings (RFC 6455); bitchat counts a relay connected on the pong.
+      for case .ping(let payload) in messages {
+        try? stream.write(WebSocketFrame.pong(payload).encoded(maskingKey: nil))
+      }
       for case .text(let text) in messages {
         lock.withLock { received.append(text) }
         let reply: NostrInbound?

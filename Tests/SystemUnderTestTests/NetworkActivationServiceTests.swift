@@ -165,4 +165,29 @@ import Testing
     #expect(rig.tor.arti.stops == 1)
     #expect(!rig.tor.tor.isReady)
   }
+
+  /// NetworkActivationService.swift stopForPanic: the synchronous panic stop. Activation off,
+  /// the relays disconnected, Tor's auto-start withdrawn, the proxy direct and Tor shut down;
+  /// later inputs change nothing until start() runs again (issue 14, item 10).
+  @Test func stopForPanicStopsEverythingUntilStartRunsAgain() {
+    let rig = Rig()
+    rig.service.start()
+    rig.tor.clock.advanceTimers(by: 6)
+    #expect(rig.tor.tor.isReady)
+    rig.recorder.calls.removeAll()
+    rig.service.stopForPanic()
+    #expect(!rig.service.activationAllowed)
+    #expect(rig.recorder.calls == ["relays.disconnect", "setProxyMode(false)"])
+    #expect(!rig.tor.tor.allowAutoStart)
+    rig.tor.clock.advanceTimers(by: 1)
+    #expect(!rig.tor.tor.isReady)
+    rig.service.setMutualFavorites(true)
+    rig.service.pathUpdated(satisfied: false)
+    rig.tor.clock.advanceTimers(by: 5)
+    #expect(rig.recorder.calls == ["relays.disconnect", "setProxyMode(false)"])
+    // The reachability monitor is stopped too: that path report was never heard.
+    rig.service.start()
+    #expect(rig.service.activationAllowed)
+    #expect(rig.recorder.calls.suffix(2) == ["setProxyMode(true)", "relays.connect"])
+  }
 }

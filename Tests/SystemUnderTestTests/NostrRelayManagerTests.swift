@@ -12,6 +12,9 @@ import Testing
     var torEnabled = true
     var foreground = true
     var allowed = true
+    var permission = true
+    var favourites = false
+    var inChannel = false
     var random = SeededRandom(seed: 7)
     var manager: NostrRelayManager!
 
@@ -24,9 +27,15 @@ import Testing
         activationAllowed: { self.allowed }, userTorEnabled: { self.torEnabled },
         torEnforced: true, torIsReady: { self.waiter.ready },
         torIsForeground: { self.foreground }, awaitTorReady: { self.waiter.await($0) },
-        makeSession: { self.session }, jitterUnit: { self.random.nextUnit() })
+        makeSession: { self.session }, jitterUnit: { self.random.nextUnit() },
+        hasMutualFavorites: { self.favourites }, hasLocationPermission: { self.permission },
+        isInLocationChannel: { self.inChannel })
+      // As in the app, the manager exists before activation is allowed (AppRuntime creates
+      // it before NetworkActivationService starts), so its init connects nothing.
+      allowed = false
       manager = NostrRelayManager(
         dependencies: dependencies, settings: settings, scheduler: clock, log: log)
+      allowed = true
     }
   }
 

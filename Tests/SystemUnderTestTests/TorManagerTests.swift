@@ -1,4 +1,5 @@
 import FailClosedSupport
+import Foundation
 import Testing
 
 @testable import SystemUnderTest
@@ -231,5 +232,28 @@ import Testing
 
   @Test func torIsEnforcedWithoutTheDevFlag() {
     #expect(TorManager.torEnforced)
+  }
+
+  /// TorManager.swift startArti: without a data directory (dataDirectoryURL() nil:
+  /// Application Support cannot be had) the start ends at once with NSError code -1, "No data
+  /// directory", isStarting false and Arti never started (issue 14, item 10).
+  @Test func noDataDirectoryEndsTheStartWithErrorMinusOne() throws {
+    let blocker = NSTemporaryDirectory() + "failclosed-not-a-dir-\(UUID().uuidString)"
+    try Data("file".utf8).write(to: URL(fileURLWithPath: blocker))
+    defer { try? FileManager.default.removeItem(atPath: blocker) }
+    let clock = ManualClock()
+    let log = AppEventLog(clock: clock)
+    let arti = SimulatedArti(scheduler: clock, bootstrapSeconds: 5)
+    let tor = TorManager(
+      backend: arti, probe: arti, scheduler: clock, bus: NotificationBus(log: log), log: log,
+      dataDirectory: blocker + "/bitchat/arti")
+    tor.setAutoStartAllowed(true)
+    tor.startIfNeeded()
+    clock.advanceTimers(by: 10)
+    #expect(tor.lastError?.code == -1)
+    #expect(tor.lastError?.message == "No data directory")
+    #expect(!tor.isStarting)
+    #expect(arti.starts == 0)
+    #expect(!tor.isReady)
   }
 }

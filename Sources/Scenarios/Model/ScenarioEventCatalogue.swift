@@ -49,6 +49,7 @@ public enum ScenarioEventCatalogue {
       ("relay-connecting", relayFields),
       ("relay-connected", relayFields),
       ("relay-disconnected", relayFields),
+      ("relay-dropped", relayFields),
       ("relay-backoff", relayFields),
       ("relay-eose-released", relayFields),
       ("message-sent", messageFields),
