@@ -109,7 +109,7 @@ let package = Package(
       exclude: ["corpus", "synthetic"]),
     .testTarget(
       name: "CLITests",
-      dependencies: ["FailClosedCLI", "Audit", "Capture", "Sandbox", "FailClosedSupport"]),
+      dependencies: ["FailClosedCLI", "Audit", "Capture", "Sandbox", "FailClosedSupport", "Scenarios"]),
     .testTarget(
       name: "BitchatSourceTests",
       dependencies: ["BitchatSource", "Scenarios", "Lanes", "FailClosedSupport"],
