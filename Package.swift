@@ -24,30 +24,35 @@ let package = Package(
     // The mock Tor: SOCKS listener, bootstrap simulator, control port, stream faults.
     .target(name: "MockTor", dependencies: ["SOCKS", "TorControl", "FailClosedSupport"]),
     // A private Tor network of Debian's tor processes (the real-Tor lane).
-    .target(name: "Testnet", dependencies: ["FailClosedSupport"]),
+    .target(name: "Testnet", dependencies: ["TorControl", "FailClosedSupport"]),
     // OpenSSL at the edge: TLS client and server, a test CA made at run time.
     .target(name: "TLS", dependencies: ["COpenSSL", "HTTPCodec", "FailClosedSupport"]),
     // Pure HTTP/1.1 and WebSocket (RFC 6455) codecs: bytes in, messages out.
     .target(name: "HTTPCodec", dependencies: ["Digest"]),
     // The pure decoder and deny-by-default policy; libpcap capture and pcap files.
     .target(name: "Audit", dependencies: ["FailClosedSupport"]),
+    // Made-up frames and traffic (canaries, controls, generated captures) for tests, gen-pcap
+    // and tools/bench: generators, not part of the audit.
+    .target(name: "SyntheticTraffic", dependencies: ["Audit"]),
     .target(name: "Capture", dependencies: ["CPcap", "Audit", "FailClosedSupport"]),
     // Namespaces, veths, nftables, the world's services.
     .target(
       name: "Sandbox",
-      dependencies: ["Capture", "Audit", "TLS", "MockTor", "FailClosedSupport"]),
+      dependencies: [
+        "Capture", "Audit", "TLS", "HTTPCodec", "SOCKS", "MockTor", "FailClosedSupport",
+      ]),
     // bitchat's Tor layer, modelled on Linux.
     .target(
       name: "SystemUnderTest",
       dependencies: [
-        "SOCKS", "TLS", "HTTPCodec", "MockTor", "TorControl", "Testnet", "FailClosedSupport",
+        "SOCKS", "TLS", "HTTPCodec", "MockTor", "TorControl", "FailClosedSupport",
       ]),
     // The real-Tor lane: the private network in the world namespace, a real tor client in the
     // device namespace, censored by nftables in between.
     .target(
       name: "RealTorLane",
       dependencies: [
-        "Scenarios", "SystemUnderTest", "Sandbox", "Testnet", "Capture", "Audit",
+        "Scenarios", "SystemUnderTest", "Sandbox", "Testnet", "TorControl", "Capture", "Audit",
         "FailClosedSupport",
       ]),
     // The bitchat-source lane: bitchat's own files, found in a checkout and built with the
@@ -57,17 +62,18 @@ let package = Package(
     .target(
       name: "Scenarios",
       dependencies: [
-        "Sandbox", "SystemUnderTest", "Audit", "Capture", "MockTor", "FailClosedSupport",
+        "Sandbox", "SystemUnderTest", "Audit", "Capture", "TorControl", "FailClosedSupport",
       ]),
     // OONI measurements of Tor read (bytes in, a model out) and mapped to real-tor scenarios.
-    .target(name: "OONI", dependencies: ["Scenarios", "TorControl", "Testnet"]),
+    .target(name: "OONI", dependencies: ["Scenarios", "TorControl"]),
     .target(
       name: "FailClosedCLI",
       dependencies: [
-        "OONI", "Scenarios", "Sandbox", "SystemUnderTest", "MockTor", "Audit", "Capture", "Testnet",
-        "RealTorLane", "TLS", "BitchatSource", "FailClosedSupport",
+        "OONI", "Scenarios", "Sandbox", "SystemUnderTest", "MockTor", "TorControl", "Audit",
+        "SyntheticTraffic", "Capture", "Testnet", "RealTorLane", "TLS", "BitchatSource",
+        "FailClosedSupport",
       ]),
-    .executableTarget(name: "failclosed", dependencies: ["FailClosedCLI"]),
+    .executableTarget(name: "failclosed", dependencies: ["FailClosedCLI", "FailClosedSupport"]),
     // Load generators for tools/bench: the SOCKS load client and the capture-fidelity sender.
     .executableTarget(
       name: "fcbench", dependencies: ["SOCKS", "Sandbox", "Capture", "Audit", "FailClosedSupport"]),
@@ -76,8 +82,10 @@ let package = Package(
     .testTarget(name: "SOCKSTests", dependencies: ["SOCKS"]),
     .testTarget(name: "TorControlTests", dependencies: ["TorControl", "Digest"]),
     .testTarget(name: "DigestTests", dependencies: ["Digest"]),
-    .testTarget(name: "MockTorTests", dependencies: ["MockTor", "SOCKS", "FailClosedSupport"]),
-    .testTarget(name: "TestnetTests", dependencies: ["Testnet", "FailClosedSupport"]),
+    .testTarget(
+      name: "MockTorTests", dependencies: ["MockTor", "SOCKS", "TorControl", "FailClosedSupport"]),
+    .testTarget(
+      name: "TestnetTests", dependencies: ["Testnet", "TorControl", "FailClosedSupport"]),
     .testTarget(
       name: "RealTorLaneTests",
       dependencies: [
@@ -85,20 +93,31 @@ let package = Package(
       ]),
     .testTarget(name: "TLSTests", dependencies: ["TLS", "HTTPCodec", "FailClosedSupport"]),
     .testTarget(name: "HTTPCodecTests", dependencies: ["HTTPCodec"]),
-    .testTarget(name: "AuditTests", dependencies: ["Audit"]),
-    .testTarget(name: "CaptureTests", dependencies: ["Capture", "Audit", "FailClosedSupport"]),
+    .testTarget(name: "AuditTests", dependencies: ["Audit", "SyntheticTraffic"]),
     .testTarget(
-      name: "SandboxTests", dependencies: ["Sandbox", "Capture", "Audit", "FailClosedSupport"]),
+      name: "CaptureTests",
+      dependencies: ["Capture", "Audit", "SyntheticTraffic", "FailClosedSupport"]),
+    .testTarget(
+      name: "SandboxTests",
+      dependencies: ["Sandbox", "Capture", "Audit", "HTTPCodec", "FailClosedSupport"]),
     .testTarget(
       name: "SystemUnderTestTests",
-      dependencies: ["SystemUnderTest", "MockTor", "TLS", "FailClosedSupport"]),
-    .testTarget(name: "ScenariosTests", dependencies: ["Scenarios", "FailClosedSupport"]),
+      dependencies: [
+        "SystemUnderTest", "MockTor", "TLS", "HTTPCodec", "TorControl", "FailClosedSupport",
+      ]),
+    .testTarget(
+      name: "ScenariosTests",
+      dependencies: ["Scenarios", "Audit", "Sandbox", "SystemUnderTest", "FailClosedSupport"]),
     // corpus/: real OONI measurements of Tor, byte for byte (sources in corpus/README.md);
     // synthetic/: made-up ones in the same formats (said so in its README).
     .testTarget(
-      name: "OONITests", dependencies: ["OONI", "Scenarios", "TorControl", "FailClosedSupport"],
+      name: "OONITests", dependencies: ["OONI", "Scenarios", "FailClosedSupport"],
       exclude: ["corpus", "synthetic"]),
-    .testTarget(name: "CLITests", dependencies: ["FailClosedCLI", "FailClosedSupport"]),
+    .testTarget(
+      name: "CLITests",
+      dependencies: [
+        "FailClosedCLI", "Audit", "SyntheticTraffic", "Capture", "Sandbox", "FailClosedSupport",
+      ]),
     .testTarget(
       name: "BitchatSourceTests",
       dependencies: ["BitchatSource", "Scenarios", "FailClosedSupport"],

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TorControl
 
 @testable import Testnet
 
@@ -43,7 +44,7 @@ import Testing
 
   /// The tor clients the harness starts listen (SOCKS, control) on loopback only.
   @Test func torClientsListenOnLoopback() {
-    let options = TorrcBuilder.clientOptions(
+    let options = ClientTorrc.options(
       dataDirectory: "/d", logDirectory: "/d", socksPort: 39050, controlPort: 39051,
       bridges: [], disableNetwork: true)
     let listeners = options.filter { $0.hasPrefix("SocksPort") || $0.hasPrefix("ControlPort") }
