@@ -256,7 +256,7 @@ final class StreamSession: @unchecked Sendable {
   // MARK: log
 
   private func log(_ outcome: Outcome) {
-    var fields: [String: JSONValue] = [
+    var fields: [String: EventLogValue] = [
       "version": .string(request.version.rawValue),
       "command": .string(request.command.description),
       "destination": .string(request.address.description),
