@@ -154,7 +154,7 @@ public final class MockTor: @unchecked Sendable {
   private func startStream(
     _ socket: Socket, _ request: SOCKSRequest, _ early: [UInt8], _ peer: SocketAddress?
   ) {
-    let session = StreamSession(
+    let session = SOCKSStreamRelay(
       client: socket, request: request, early: early, peer: peer, mock: self)
     lock.withLock {
       streams += 1

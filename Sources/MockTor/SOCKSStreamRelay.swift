@@ -4,7 +4,7 @@ import SOCKS
 
 /// One SOCKS request after its handshake, on its own thread: wait for the bootstrap (ctor),
 /// apply the destination's fault, connect, reply, relay with the fault's shaping, log.
-final class StreamSession: @unchecked Sendable {
+final class SOCKSStreamRelay: @unchecked Sendable {
   let client: Socket
   let request: SOCKSRequest
   let early: [UInt8]
