@@ -191,7 +191,7 @@ public final class RealLaneRunner: @unchecked Sendable {
           fetcher.start(device: sandbox.device.name)
         }
       }
-      appStatus = ScenarioRunner.exitStatus(app.pid)
+      appStatus = Spawner.poll(app.pid)
       if appStatus == nil { usleep(20_000) }
     }
     var runError: String?

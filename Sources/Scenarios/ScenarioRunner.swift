@@ -160,7 +160,7 @@ public struct ScenarioRunner: Sendable {
           stream.onEvent(harnessEvents.removeFirst())
         }
       }
-      appStatus = ScenarioRunner.exitStatus(app.pid)
+      appStatus = Spawner.poll(app.pid)
       if appStatus == nil { usleep(10_000) }
     }
     var runError: String?
@@ -173,7 +173,7 @@ public struct ScenarioRunner: Sendable {
     // run cannot vouch for anything, and the mock's last words say why.
     // An exit the app asked for (Onion Browser 2.X/3.X's SIGNAL SHUTDOWN) is not early.
     if runError == nil, ScenarioCommandLines.crashTimes(scenario).isEmpty,
-      let mockStatus = ScenarioRunner.exitStatus(mock.pid),
+      let mockStatus = Spawner.poll(mock.pid),
       !((try? String(contentsOfFile: appOutput, encoding: .utf8))?
         .contains(#""command":"SIGNAL SHUTDOWN""#) ?? false)
     {
@@ -241,16 +241,6 @@ public struct ScenarioRunner: Sendable {
     return (events + harness).enumerated().sorted {
       ($0.element.time, $0.offset) < ($1.element.time, $1.offset)
     }.map(\.element)
-  }
-
-  /// The exit status once `pid` has exited (reaped here), nil while it runs.
-  public static func exitStatus(_ pid: pid_t) -> Int32? {
-    var status: Int32 = 0
-    let result = waitpid(pid, &status, WNOHANG)
-    if result == 0 { return nil }
-    if result < 0 { return -1 }
-    if status & 0x7f == 0 { return (status >> 8) & 0xff }
-    return 128 + (status & 0x7f)
   }
 
   /// The app's JSON lines; other lines (stderr shares the file) are returned apart.

@@ -67,11 +67,10 @@ enum CaptureFidelity {
     for _ in 0..<options.threads {
       let socket = try sandbox.device.perform { try DatagramSocket(.ipv4) }
       sockets.append(socket)
-      guard sink.withSockAddr({ Glibc.connect(socket.fd, $0, $1) }) == 0 else {
-        throw SystemError("connect(UDP \(sink))")
-      }
+      try socket.connect(to: sink)
     }
-    let sender = PacedSender(sockets: sockets.map(\.fd), payloadBytes: options.payloadBytes)
+    let sender = PacedSender(
+      sockets: sockets.map(\.descriptor.rawValue), payloadBytes: options.payloadBytes)
 
     var probes: [Probe] = []
     func ours(_ rate: Double?) throws -> Probe {
