@@ -76,18 +76,18 @@ final class SOCKSStreamRelay: @unchecked Sendable {
   }
 
   private func clientHungUp() -> Bool {
-    var pfd = pollfd(fd: client.fd, events: Int16(POLLIN) | pollReadHangUp, revents: 0)
-    guard poll(&pfd, 1, 0) > 0 else { return false }
-    return pfd.revents & (pollReadHangUp | Int16(POLLHUP) | Int16(POLLERR)) != 0
+    guard let ready = try? client.poll([.readable, .peerClosedWriting], timeout: 0) else {
+      return false
+    }
+    return !ready.isDisjoint(with: [.peerClosedWriting, .hangUp, .error])
   }
 
   private func blackhole() -> Outcome {
     var scratch = [UInt8](repeating: 0, count: 16_384)
     while !mock.isStoppedOrCrashed {
-      var pfd = pollfd(fd: client.fd, events: Int16(POLLIN), revents: 0)
-      guard poll(&pfd, 1, 100) >= 0 else { break }
-      if pfd.revents != 0 {
-        let n = scratch.withUnsafeMutableBytes { Glibc.read(client.fd, $0.baseAddress, $0.count) }
+      guard let ready = try? client.poll(.readable, timeout: 0.1) else { break }
+      if !ready.isEmpty {
+        let n = (try? client.read(into: &scratch)) ?? 0
         if n <= 0 { break }
         bytesUp += n
       }
@@ -205,19 +205,20 @@ final class SOCKSStreamRelay: @unchecked Sendable {
     var lastActivity = mock.planTime
     var upOpen = true
     while !mock.isStoppedOrCrashed {
-      var fds = [
-        pollfd(fd: client.fd, events: upOpen ? Int16(POLLIN) : 0, revents: 0),
-        pollfd(fd: upstream.fd, events: Int16(POLLIN), revents: 0),
-      ]
-      let ready = poll(&fds, 2, 100)
-      if ready < 0 && errno != EINTR { return "poll failed" }
-      if ready == 0 {
+      let ready: [PollEvents]
+      do {
+        ready = try Socket.poll(
+          [(client, upOpen ? .readable : []), (upstream, .readable)], timeout: 0.1)
+      } catch {
+        return "poll failed"
+      }
+      if ready.allSatisfy(\.isEmpty) {
         if mock.planTime - lastActivity > configuration.streamIdleTimeout { return "idle timeout" }
         continue
       }
       lastActivity = mock.planTime
-      if fds[0].revents != 0 && upOpen {
-        let n = scratch.withUnsafeMutableBytes { Glibc.read(client.fd, $0.baseAddress, $0.count) }
+      if !ready[0].isEmpty && upOpen {
+        let n = (try? client.read(into: &scratch)) ?? -1
         if n <= 0 {
           upOpen = false
           upstream.shutdownWrite()
@@ -229,9 +230,9 @@ final class SOCKSStreamRelay: @unchecked Sendable {
           }
         }
       }
-      if fds[1].revents != 0 {
+      if !ready[1].isEmpty {
         let limit = fault.bandwidth.map { max(1, min(scratch.count, $0 / 10)) } ?? scratch.count
-        let n = scratch.withUnsafeMutableBytes { Glibc.read(upstream.fd, $0.baseAddress, limit) }
+        let n = (try? upstream.read(into: &scratch, max: limit)) ?? -1
         if n <= 0 {
           if fault.slowClose > 0 { mock.sleep(fault.slowClose) }
           client.shutdownWrite()
@@ -276,7 +277,3 @@ final class SOCKSStreamRelay: @unchecked Sendable {
     mock.eventLog.record("socks", time: mock.planTime, fields)
   }
 }
-
-/// POLLRDHUP (Linux, 0x2000): the peer shut down its writing side. Glibc's macro is not
-/// imported into Swift.
-private let pollReadHangUp: Int16 = 0x2000
