@@ -47,9 +47,12 @@ final class SOCKSStreamRelay: @unchecked Sendable {
     if personality == .arti, !mock.isReady {
       return fail(.generalFailure, "not bootstrapped")
     }
-    if let fault, fault.latency > 0 { mock.sleep(fault.latency) }
-    if let code = fault?.reply { return fail(code, "fault") }
-    if fault?.blackhole == true { return blackhole() }
+    if let fault { mock.sleep(fault.delayBeforeAnswer) }
+    switch fault?.answer {
+    case .reply(let code): return fail(code, "fault")
+    case .silence: return blackhole()
+    case nil: break
+    }
     switch request.command {
     case .resolve: return resolve()
     case .resolvePTR: return resolvePTR()
@@ -123,7 +126,7 @@ final class SOCKSStreamRelay: @unchecked Sendable {
     return Outcome(result: "resolved", reply: .succeeded, answer: name)
   }
 
-  private func connect(fault: StreamFault?) -> Outcome {
+  private func connect(fault: StreamToxics?) -> Outcome {
     let target: String
     do {
       if personality == .arti, request.address.hostname?.lowercased().hasSuffix(".onion") == true {
@@ -155,7 +158,7 @@ final class SOCKSStreamRelay: @unchecked Sendable {
     } catch {
       return Outcome(result: "client gone before reply", reply: .succeeded, target: target)
     }
-    let result = relay(fault: fault ?? StreamFault())
+    let result = relay(fault: fault ?? StreamToxics())
     return Outcome(result: result, reply: .succeeded, target: target)
   }
 
@@ -194,8 +197,9 @@ final class SOCKSStreamRelay: @unchecked Sendable {
 
   // MARK: relay
 
-  /// Copies both ways until either side closes, shaping the flow towards the client.
-  private func relay(fault: StreamFault) -> String {
+  /// Copies both ways until either side closes, shaped by the destination's toxics in each
+  /// direction.
+  private func relay(fault: StreamToxics) -> String {
     guard let upstream else { return "no upstream" }
     if !early.isEmpty {
       guard (try? upstream.write(early)) != nil else { return "destination closed" }
@@ -218,38 +222,42 @@ final class SOCKSStreamRelay: @unchecked Sendable {
       }
       lastActivity = mock.planTime
       if !ready[0].isEmpty && upOpen {
-        let n = (try? client.read(into: &scratch)) ?? -1
+        let limit = fault.readLimit(.upstream) ?? scratch.count
+        let n = (try? client.read(into: &scratch, max: limit)) ?? -1
         if n <= 0 {
+          mock.sleep(fault.delayBeforeClosing(.upstream))
           upOpen = false
           upstream.shutdownWrite()
         } else {
           if let reset = resetIfDue(fault, adding: n) { return reset }
+          mock.sleep(fault.delay(before: n, .upstream))
           bytesUp += n
           guard (try? upstream.write(Array(scratch.prefix(n)))) != nil else {
             return "destination closed"
           }
+          mock.sleep(fault.delay(after: n, .upstream))
         }
       }
       if !ready[1].isEmpty {
-        let limit = fault.bandwidth.map { max(1, min(scratch.count, $0 / 10)) } ?? scratch.count
+        let limit = min(scratch.count, fault.readLimit(.downstream) ?? scratch.count)
         let n = (try? upstream.read(into: &scratch, max: limit)) ?? -1
         if n <= 0 {
-          if fault.slowClose > 0 { mock.sleep(fault.slowClose) }
+          mock.sleep(fault.delayBeforeClosing(.downstream))
           client.shutdownWrite()
           return upOpen ? "destination closed" : "closed"
         }
         if let reset = resetIfDue(fault, adding: n) { return reset }
-        if fault.latency > 0 { mock.sleep(fault.latency) }
+        mock.sleep(fault.delay(before: n, .downstream))
         guard (try? client.write(Array(scratch.prefix(n)))) != nil else { return "client closed" }
         bytesDown += n
-        if let bandwidth = fault.bandwidth { mock.sleep(Double(n) / Double(bandwidth)) }
+        mock.sleep(fault.delay(after: n, .downstream))
       }
     }
     return "closed by mock"
   }
 
-  private func resetIfDue(_ fault: StreamFault, adding count: Int) -> String? {
-    guard let limit = fault.resetAfterBytes, bytesUp + bytesDown + count > limit else { return nil }
+  private func resetIfDue(_ fault: StreamToxics, adding count: Int) -> String? {
+    guard fault.resets(after: bytesUp + bytesDown + count) else { return nil }
     client.reset()
     return "reset after \(bytesUp + bytesDown) bytes"
   }

@@ -121,7 +121,7 @@ func probe(_ address: SocketAddress, steps: [[UInt8]], wait: Double = 0.6) throw
 
 func makeMock(
   _ personality: MockTorPersonality = .ctor, plan: BootstrapPlan = .healthy(after: 0),
-  destinations: DestinationMap = DestinationMap(), faults: [String: StreamFault] = [:],
+  destinations: DestinationMap = DestinationMap(), faults: [String: StreamToxics] = [:],
   eventLog: String? = nil, configure: (inout MockTorConfiguration) -> Void = { _ in }
 ) throws -> MockTor {
   var configuration = MockTorConfiguration(
