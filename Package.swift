@@ -107,7 +107,9 @@ let package = Package(
       ]),
     .testTarget(
       name: "ScenariosTests",
-      dependencies: ["Scenarios", "Audit", "Sandbox", "SystemUnderTest", "FailClosedSupport"]),
+      dependencies: [
+        "Scenarios", "Audit", "Sandbox", "SystemUnderTest", "MockTor", "FailClosedSupport",
+      ]),
     // corpus/: real OONI measurements of Tor, byte for byte (sources in corpus/README.md);
     // synthetic/: made-up ones in the same formats (said so in its README).
     .testTarget(

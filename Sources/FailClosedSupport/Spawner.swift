@@ -144,7 +144,7 @@ public enum Spawner {
   /// Reads two pipes to end of file without letting either fill up.
   private static func drain(_ a: FileDescriptor, _ b: FileDescriptor) -> ([UInt8], [UInt8]) {
     var buffers: [[UInt8]] = [[], []]
-    var open = [a, b]
+    let open = [a, b]
     var chunk = [UInt8](repeating: 0, count: 16384)
     // Bounded: a command that prints forever is cut off after 64 MiB.
     while open.contains(where: \.isOpen), buffers[0].count + buffers[1].count < 64 << 20 {
