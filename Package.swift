@@ -24,13 +24,16 @@ let package = Package(
     // The mock Tor: SOCKS listener, bootstrap simulator, control port, stream faults.
     .target(name: "MockTor", dependencies: ["SOCKS", "TorControl", "FailClosedSupport"]),
     // A private Tor network of Debian's tor processes (the real-Tor lane).
-    .target(name: "Testnet", dependencies: ["FailClosedSupport"]),
+    .target(name: "Testnet", dependencies: ["TorControl", "FailClosedSupport"]),
     // OpenSSL at the edge: TLS client and server, a test CA made at run time.
     .target(name: "TLS", dependencies: ["COpenSSL", "HTTPCodec", "FailClosedSupport"]),
     // Pure HTTP/1.1 and WebSocket (RFC 6455) codecs: bytes in, messages out.
     .target(name: "HTTPCodec", dependencies: ["Digest"]),
     // The pure decoder and deny-by-default policy; libpcap capture and pcap files.
     .target(name: "Audit", dependencies: ["FailClosedSupport"]),
+    // Made-up frames and traffic (canaries, controls, generated captures) for tests, gen-pcap
+    // and tools/bench: generators, not part of the audit.
+    .target(name: "SyntheticTraffic", dependencies: ["Audit"]),
     .target(name: "Capture", dependencies: ["CPcap", "Audit", "FailClosedSupport"]),
     // Namespaces, veths, nftables, the world's services.
     .target(
@@ -42,7 +45,7 @@ let package = Package(
     .target(
       name: "SystemUnderTest",
       dependencies: [
-        "SOCKS", "TLS", "HTTPCodec", "MockTor", "TorControl", "Testnet", "FailClosedSupport",
+        "SOCKS", "TLS", "HTTPCodec", "MockTor", "TorControl", "FailClosedSupport",
       ]),
     // The bitchat-source lane: bitchat's own files, found in a checkout and built with the
     // project's shims (BitchatShims/) in a generated package.
@@ -66,7 +69,8 @@ let package = Package(
       name: "FailClosedCLI",
       dependencies: [
         "OONI", "Scenarios", "Lanes", "Reports", "Sandbox", "SystemUnderTest", "MockTor",
-        "TorControl", "Audit", "Capture", "Testnet", "TLS", "BitchatSource", "FailClosedSupport",
+        "TorControl", "Audit", "SyntheticTraffic", "Capture", "Testnet", "TLS", "BitchatSource",
+        "FailClosedSupport",
       ]),
     .executableTarget(name: "failclosed", dependencies: ["FailClosedCLI", "FailClosedSupport"]),
     // Load generators for tools/bench: the SOCKS load client and the capture-fidelity sender.
@@ -79,7 +83,8 @@ let package = Package(
     .testTarget(name: "DigestTests", dependencies: ["Digest"]),
     .testTarget(
       name: "MockTorTests", dependencies: ["MockTor", "SOCKS", "TorControl", "FailClosedSupport"]),
-    .testTarget(name: "TestnetTests", dependencies: ["Testnet", "FailClosedSupport"]),
+    .testTarget(
+      name: "TestnetTests", dependencies: ["Testnet", "TorControl", "FailClosedSupport"]),
     .testTarget(
       name: "RealTorLaneTests",
       dependencies: [
@@ -87,8 +92,7 @@ let package = Package(
       ]),
     .testTarget(name: "TLSTests", dependencies: ["TLS", "HTTPCodec", "FailClosedSupport"]),
     .testTarget(name: "HTTPCodecTests", dependencies: ["HTTPCodec"]),
-    .testTarget(name: "AuditTests", dependencies: ["Audit"]),
-    .testTarget(name: "CaptureTests", dependencies: ["Capture", "Audit", "FailClosedSupport"]),
+    .testTarget(name: "AuditTests", dependencies: ["Audit", "SyntheticTraffic"]),
     .testTarget(
       name: "SandboxTests",
       dependencies: ["Sandbox", "Capture", "Audit", "HTTPCodec", "FailClosedSupport"]),
@@ -100,7 +104,8 @@ let package = Package(
     .testTarget(
       name: "ScenariosTests",
       dependencies: [
-        "Scenarios", "Lanes", "Reports", "Sandbox", "SystemUnderTest", "Audit", "FailClosedSupport",
+        "Scenarios", "Lanes", "Reports", "Sandbox", "SystemUnderTest", "MockTor", "Audit",
+        "FailClosedSupport",
       ]),
     // corpus/: real OONI measurements of Tor, byte for byte (sources in corpus/README.md);
     // synthetic/: made-up ones in the same formats (said so in its README).
@@ -109,7 +114,10 @@ let package = Package(
       exclude: ["corpus", "synthetic"]),
     .testTarget(
       name: "CLITests",
-      dependencies: ["FailClosedCLI", "Audit", "Capture", "Sandbox", "FailClosedSupport", "Scenarios"]),
+      dependencies: [
+        "FailClosedCLI", "Audit", "Capture", "Sandbox", "FailClosedSupport", "Scenarios",
+        "SyntheticTraffic",
+      ]),
     .testTarget(
       name: "BitchatSourceTests",
       dependencies: ["BitchatSource", "Scenarios", "Lanes", "FailClosedSupport"],

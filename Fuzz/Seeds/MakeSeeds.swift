@@ -9,6 +9,7 @@ import Foundation
 import HTTPCodec
 import SOCKS
 import Sandbox
+import SyntheticTraffic
 import TorControl
 
 let corpus = CommandLine.arguments[1]

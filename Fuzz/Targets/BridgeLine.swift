@@ -2,7 +2,7 @@
 // key=value arguments. An accepted line goes into a torrc, so it must stay one line.
 // fuzz: -max_len=2048
 import SystemUnderTest
-import Testnet
+import TorControl
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzBridgeLine(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

@@ -2,6 +2,7 @@ import Audit
 import Capture
 import FailClosedSupport
 import Foundation
+import SyntheticTraffic
 
 /// `failclosed gen-pcap FILE`: writes a synthetic capture for benchmarks (issue 7).
 public struct GenPcapCommand: Command {

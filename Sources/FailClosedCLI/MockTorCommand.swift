@@ -29,7 +29,7 @@ public struct MockTorCommand: Command {
             only (else 0xFF), CONNECT only (else 0x01), failed connects get 0x05.
 
     Faults (--fault HOST=SPEC, SPEC is comma-separated toxics, toxiproxy's vocabulary):
-      reply=CODE  latency=MS  bandwidth=KBPS  reset_after=BYTES  blackhole  slow_close=MS
+    \(StreamToxics.usage.map { "  " + $0 }.joined(separator: "\n"))
       e.g. --fault web.test=latency=200,bandwidth=64  --fault x.onion=reply=0xf2
 
     Examples:
@@ -116,7 +116,7 @@ public struct MockTorCommand: Command {
       }
       let host = String(spec[..<equals])
       do {
-        configuration.faults[host] = try StreamFault(
+        configuration.faults[host] = try StreamToxics(
           parsing: String(spec[spec.index(after: equals)...]))
       } catch {
         throw UsageError("--fault: \(error)")

@@ -1,22 +1,16 @@
 import Foundation
 
-/// A TCP socket owned by one descriptor. Blocking calls here must run on dedicated threads
-/// (see ``BlockingIO``); the type is `@unchecked Sendable` because the descriptor is an
-/// integer handed between threads, and `close()` is made idempotent under a lock.
+/// A TCP socket owned through one ``FileDescriptor``. Blocking calls here must run on dedicated
+/// threads (see ``BlockingIO``); another thread may close the socket to wake them (the
+/// descriptor's number is read and cleared under its lock).
 public final class Socket: @unchecked Sendable {
-  /// Read under the lock too: servers stop by closing from another thread while a thread
-  /// blocked in accept or read holds the socket (a data race under ThreadSanitizer otherwise).
-  public var fd: Int32 {
-    lock.lock()
-    defer { lock.unlock() }
-    return descriptor
-  }
-  private var descriptor: Int32
-  private let lock = NSLock()
+  public let descriptor: FileDescriptor
 
-  public init(adopting fd: Int32) { descriptor = fd }
+  /// The number, for a poll set over many sockets and OpenSSL's SSL_set_fd; -1 once closed.
+  /// Package access: outside the package, sockets are used through their methods.
+  package var fd: Int32 { descriptor.rawValue }
 
-  deinit { close() }
+  public init(adopting fd: Int32) { descriptor = FileDescriptor(adopting: fd) }
 
   public static func tcp(_ family: SocketAddress.Family) throws -> Socket {
     let domain = family == .ipv4 ? AF_INET : AF_INET6
@@ -26,10 +20,14 @@ public final class Socket: @unchecked Sendable {
   }
 
   /// A listening socket. Port 0 picks a free port; read it back with ``localAddress``.
-  public static func listen(on address: SocketAddress, backlog: Int32 = 1024) throws -> Socket {
+  /// `freeBind` (IP_FREEBIND, which IPv6 sockets honour too) lets a service bind an address the
+  /// kernel has not finished adding (an IPv6 address stays tentative until a work item runs,
+  /// which a loaded machine delays), so start-up never races the address.
+  public static func listen(
+    on address: SocketAddress, backlog: Int32 = 1024, freeBind: Bool = false
+  ) throws -> Socket {
     let socket = try tcp(address.family)
-    var one: Int32 = 1
-    setsockopt(socket.fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+    socket.descriptor.reuseAddress(freeBind: freeBind)
     let bound = address.withSockAddr { Glibc.bind(socket.fd, $0, $1) }
     guard bound == 0 else { throw SystemError("bind(\(address))") }
     guard Glibc.listen(socket.fd, backlog) == 0 else { throw SystemError("listen(\(address))") }
@@ -44,7 +42,7 @@ public final class Socket: @unchecked Sendable {
     if result != 0 {
       guard errno == EINPROGRESS else { throw SystemError("connect(\(address))") }
       var pfd = pollfd(fd: socket.fd, events: Int16(POLLOUT), revents: 0)
-      let ready = poll(&pfd, 1, Int32(max(0, timeout * 1000)))
+      let ready = Glibc.poll(&pfd, 1, Int32(max(0, timeout * 1000)))
       if ready == 0 { throw SystemError("connect(\(address))", code: ETIMEDOUT) }
       if ready < 0 { throw SystemError("poll(connect \(address))") }
       var soError: Int32 = 0
@@ -99,15 +97,7 @@ public final class Socket: @unchecked Sendable {
   }
 
   /// Reads up to `max` bytes; an empty array means the peer closed.
-  public func read(max: Int = 65536) throws -> [UInt8] {
-    var buffer = [UInt8](repeating: 0, count: max)
-    while true {
-      let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, max) }
-      if n >= 0 { return Array(buffer.prefix(n)) }
-      if errno == EINTR { continue }
-      throw SystemError("read")
-    }
-  }
+  public func read(max: Int = 65536) throws -> [UInt8] { try descriptor.read(max: max) }
 
   /// Writes every byte or throws.
   public func write(_ bytes: [UInt8]) throws {
@@ -124,21 +114,40 @@ public final class Socket: @unchecked Sendable {
     }
   }
 
-  public func shutdownWrite() { _ = Glibc.shutdown(fd, Int32(SHUT_WR)) }
+  /// Reads up to `max` bytes into the front of `buffer`; 0 means the peer closed. For relay
+  /// loops that reuse one buffer.
+  public func read(into buffer: inout [UInt8], max: Int? = nil) throws -> Int {
+    try descriptor.read(into: &buffer, max: max)
+  }
 
-  /// Closes with RST instead of FIN (SO_LINGER 0): how a reset is injected.
-  public func reset() {
+  /// Waits up to `timeout` seconds (0: not at all) for `events`; what happened, empty on timeout.
+  public func poll(_ events: PollEvents, timeout: Double?) throws -> PollEvents {
+    try descriptor.poll(events, timeout: timeout)
+  }
+
+  /// Polls several sockets at once; one answer per entry, in order.
+  public static func poll(_ entries: [(Socket, PollEvents)], timeout: Double?) throws
+    -> [PollEvents]
+  {
+    try FileDescriptor.poll(entries.map { ($0.0.descriptor, $0.1) }, timeout: timeout)
+  }
+
+  public func shutdownWrite() { descriptor.shutdown(.writing) }
+
+  /// Shuts both directions down: wakes a thread blocked in accept, poll or read on it.
+  public func shutdown() { descriptor.shutdown(.both) }
+
+  /// Makes the coming close send RST instead of FIN (SO_LINGER 0).
+  public func resetOnClose() {
     var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
     setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+  }
+
+  /// Closes with RST instead of FIN: how a reset is injected.
+  public func reset() {
+    resetOnClose()
     close()
   }
 
-  public func close() {
-    lock.lock()
-    defer { lock.unlock() }
-    if descriptor >= 0 {
-      Glibc.close(descriptor)
-      descriptor = -1
-    }
-  }
+  public func close() { descriptor.close() }
 }

@@ -141,7 +141,7 @@ public final class MockTor: @unchecked Sendable {
         },
         onReject: { [weak self] error, peer in
           guard let self else { return }
-          var fields: [String: JSONValue] = ["error": .string(error.description)]
+          var fields: [String: EventLogValue] = ["error": .string(error.description)]
           if let peer { fields["client"] = .string(peer.description) }
           eventLog.record("socks_rejected", time: planTime, fields)
         })
@@ -157,7 +157,7 @@ public final class MockTor: @unchecked Sendable {
   private func startStream(
     _ socket: Socket, _ request: SOCKSRequest, _ early: [UInt8], _ peer: SocketAddress?
   ) {
-    let session = StreamSession(
+    let session = SOCKSStreamRelay(
       client: socket, request: request, early: early, peer: peer, mock: self)
     lock.withLock {
       streams += 1
@@ -217,8 +217,8 @@ public final class MockTor: @unchecked Sendable {
   static let pollInterval = SystemClock()
 
   /// Isolation credentials as logged: the kind, and the bytes as text (lossy UTF-8).
-  static func describe(_ authentication: SOCKSAuthentication) -> JSONValue {
-    func text(_ bytes: [UInt8]) -> JSONValue { .string(String(decoding: bytes, as: UTF8.self)) }
+  static func describe(_ authentication: SOCKSAuthentication) -> EventLogValue {
+    func text(_ bytes: [UInt8]) -> EventLogValue { .string(String(decoding: bytes, as: UTF8.self)) }
     switch authentication.isolation {
     case .none: return .null
     case .legacy(let username, let password):

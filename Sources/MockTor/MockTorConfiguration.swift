@@ -19,7 +19,7 @@ public struct MockTorConfiguration: Sendable {
   /// When set, streams go here instead of to the destination map.
   public var upstream: (any MockTorUpstream)?
   /// Faults by destination as the client names it (hostname, or IP text for raw IPs).
-  public var faults: [String: StreamFault]
+  public var faults: [String: StreamToxics]
   /// JSON-lines event log file; records are kept in memory either way.
   public var eventLogPath: String?
   /// The control port, served by TorControl's code (ctor only).
@@ -45,7 +45,7 @@ public struct MockTorConfiguration: Sendable {
     bootstrapPlan: BootstrapPlan = .healthy(after: 5),
     destinations: DestinationMap = DestinationMap(),
     upstream: (any MockTorUpstream)? = nil,
-    faults: [String: StreamFault] = [:],
+    faults: [String: StreamToxics] = [:],
     eventLogPath: String? = nil
   ) {
     self.personality = personality
@@ -59,7 +59,7 @@ public struct MockTorConfiguration: Sendable {
   }
 
   /// The fault for a destination as the client sent it (names are case-insensitive).
-  public func fault(for destination: String) -> StreamFault? {
+  public func fault(for destination: String) -> StreamToxics? {
     faults[destination] ?? faults.first { $0.key.lowercased() == destination.lowercased() }?.value
   }
 }

@@ -8,7 +8,7 @@ public final class MockTorEventLog: @unchecked Sendable {
   private let lock = NSLock()
   /// A ring of the newest records: appending past the limit overwrites the oldest in O(1)
   /// (removing from the front of an array cost 50,000 moves per record under a flood).
-  private var ring: [[String: JSONValue]] = []
+  private var ring: [[String: EventLogValue]] = []
   private var ringStart = 0
   private let path: String?
   private var file: FileHandle?
@@ -46,7 +46,7 @@ public final class MockTorEventLog: @unchecked Sendable {
   deinit { try? file?.close() }
 
   /// Appends a record; `time` and `event` are added to `fields`.
-  public func record(_ event: String, time: Double, _ fields: [String: JSONValue] = [:]) {
+  public func record(_ event: String, time: Double, _ fields: [String: EventLogValue] = [:]) {
     var record = fields
     record["event"] = .string(event)
     record["time"] = .double((time * 1000).rounded() / 1000)
@@ -63,7 +63,7 @@ public final class MockTorEventLog: @unchecked Sendable {
   }
 
   /// Writes one line, rotating first when it would pass the limit. Called under the lock.
-  private func write(_ line: Data, time: JSONValue?) {
+  private func write(_ line: Data, time: EventLogValue?) {
     guard let path, let current = file else { return }
     if fileBytes + line.count > fileLimit, fileBytes > 0 {
       try? current.close()
@@ -74,7 +74,7 @@ public final class MockTorEventLog: @unchecked Sendable {
       file = fresh
       fileBytes = 0
       rotations += 1
-      var note: [String: JSONValue] = [
+      var note: [String: EventLogValue] = [
         "event": .string("log_rotated"), "previous": .string(older),
         "rotations": .int(rotations),
       ]
@@ -91,16 +91,16 @@ public final class MockTorEventLog: @unchecked Sendable {
 
   /// The same with text fields, the shape the control port's log hook hands over.
   public func record(_ event: String, time: Double, strings fields: [String: String]) {
-    record(event, time: time, fields.mapValues { JSONValue.string($0) })
+    record(event, time: time, fields.mapValues { EventLogValue.string($0) })
   }
 
   /// Records kept in memory, oldest first.
-  public var events: [[String: JSONValue]] {
+  public var events: [[String: EventLogValue]] {
     lock.withLock { Array(ring[ringStart...] + ring[..<ringStart]) }
   }
 
   /// Records of one kind.
-  public func events(_ kind: String) -> [[String: JSONValue]] {
+  public func events(_ kind: String) -> [[String: EventLogValue]] {
     events.filter { $0["event"] == .string(kind) }
   }
 }

@@ -16,7 +16,7 @@ extension SandboxRun {
     do {
       for host in [CensorRuleset.poisonResolverV4, CensorRuleset.poisonResolverV6] {
         let address = SocketAddress(host: host, port: SandboxRun.closerPort)!
-        let listener = try censor.perform { try ServiceSocket.listen(on: address) }
+        let listener = try censor.perform { try Socket.listen(on: address, freeBind: true) }
         try loop.serve(listener) { connection, _ in
           connection.shutdownWrite()
           connection.setTimeouts(seconds: 10)

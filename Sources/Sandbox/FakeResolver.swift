@@ -31,7 +31,7 @@ public final class FakeResolver: @unchecked Sendable {
       for address in addresses {
         let udp = try namespace.perform { try DatagramSocket.bound(to: address) }
         try loop.serve(udp) { [self] bytes, peer in reply(to: bytes, from: peer, transport: "udp") }
-        let tcp = try namespace.perform { try ServiceSocket.listen(on: address) }
+        let tcp = try namespace.perform { try Socket.listen(on: address, freeBind: true) }
         try loop.serve(tcp) { [self] connection, peer in
           serveTCP(connection, peer)
           return nil

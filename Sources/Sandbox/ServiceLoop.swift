@@ -3,15 +3,17 @@ import Foundation
 
 /// The threads of one network service: an accept or receive loop per socket and a thread per
 /// connection, all inside one namespace. ``stop()`` ends them all: it shuts down every
-/// descriptor the loops own, which wakes their poll at once. Descriptors are shut down and
-/// closed only under one lock, so a stop can never touch a number already reused elsewhere.
+/// socket the loops own, which wakes their poll at once. Sockets are shut down and closed only
+/// under one lock, and a closed one forgets its number, so a stop never touches a number
+/// already reused elsewhere.
 public final class ServiceLoop: @unchecked Sendable {
   public let name: String
   let namespace: NetworkNamespace
   private let lock = NSLock()
   private var stopped = false
-  /// Open descriptors: listeners, datagram sockets and accepted connections.
-  private var open: [Int32: () -> Void] = [:]
+  /// Open sockets (listeners, datagram sockets and accepted connections), by identity: how
+  /// each is shut down (by ``stop()``) and closed.
+  private var open: [ObjectIdentifier: (shutdown: () -> Void, close: () -> Void)] = [:]
   private var running = 0
   private let finished = DispatchSemaphore(value: 0)
 
@@ -29,26 +31,27 @@ public final class ServiceLoop: @unchecked Sendable {
   /// Accepts connections on `listener`, handing each to `handler` on its own thread (inside the
   /// namespace, so the handler's own outgoing connections start there too).
   func serve(_ listener: Socket, _ handler: @escaping ConnectionHandler) throws {
-    guard adopt(listener.fd, close: { listener.close() }) else {
+    guard adopt(listener.descriptor, shutdown: listener.shutdown, close: listener.close) else {
       listener.close()
       return
     }
     lock.withLock { running += 1 }
     try namespace.detach("\(name).accept") { [self] in
-      defer { loopEnded(listener.fd) }
+      defer { loopEnded(listener.descriptor) }
       while !isStopped {
-        var pfd = pollfd(fd: listener.fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&pfd, 1, 100) > 0 else { continue }
+        guard let ready = try? listener.poll(.readable, timeout: 0.1), !ready.isEmpty else {
+          continue
+        }
         guard let (connection, peer) = try? listener.accept() else { continue }
         connection.setTimeouts(seconds: 30)
-        guard adopt(connection.fd, close: { connection.close() }) else {
+        guard adopt(connection.descriptor, shutdown: connection.shutdown, close: connection.close)
+        else {
           connection.close()
           return
         }
-        let fd = connection.fd
         try? namespace.detach("\(name).conn") { [self] in
           let closer = handler(connection, peer)
-          release(fd, closer: closer)
+          release(connection.descriptor, closer: closer)
         }
       }
     }
@@ -58,14 +61,13 @@ public final class ServiceLoop: @unchecked Sendable {
   func serve(
     _ socket: DatagramSocket, _ handler: @escaping @Sendable ([UInt8], SocketAddress) -> [UInt8]?
   ) throws {
-    guard adopt(socket.fd, close: { socket.close() }) else {
+    guard adopt(socket.descriptor, shutdown: socket.shutdown, close: socket.close) else {
       socket.close()
       return
     }
     lock.withLock { running += 1 }
-    let fd = socket.fd
     try namespace.detach("\(name).udp") { [self] in
-      defer { loopEnded(fd) }
+      defer { loopEnded(socket.descriptor) }
       while !isStopped {
         guard let (bytes, peer) = try? socket.receive(timeout: 0.1), let peer else { continue }
         if let reply = handler(bytes, peer) { try? socket.send(reply, to: peer) }
@@ -73,35 +75,37 @@ public final class ServiceLoop: @unchecked Sendable {
     }
   }
 
-  /// Takes ownership of a descriptor; false once stopped.
-  private func adopt(_ fd: Int32, close: @escaping () -> Void) -> Bool {
+  /// Takes ownership of a socket; false once stopped.
+  private func adopt(
+    _ descriptor: FileDescriptor, shutdown: @escaping () -> Void, close: @escaping () -> Void
+  ) -> Bool {
     lock.withLock {
       if stopped { return false }
-      open[fd] = close
+      open[ObjectIdentifier(descriptor)] = (shutdown, close)
       return true
     }
   }
 
-  /// Closes a descriptor the service owns (once).
-  private func release(_ fd: Int32, closer: (() -> Void)? = nil) {
+  /// Closes a socket the service owns (once).
+  private func release(_ descriptor: FileDescriptor, closer: (() -> Void)? = nil) {
     lock.withLock {
       closer?()
-      open.removeValue(forKey: fd)?()
+      open.removeValue(forKey: ObjectIdentifier(descriptor))?.close()
     }
   }
 
-  private func loopEnded(_ fd: Int32) {
-    release(fd)
+  private func loopEnded(_ descriptor: FileDescriptor) {
+    release(descriptor)
     finished.signal()
   }
 
-  /// Stops every loop and shuts every open descriptor; waits (at most a second per loop) for
+  /// Stops every loop and shuts every open socket down; waits (at most a second per loop) for
   /// the loops to end.
   public func stop() {
     let loops: Int = lock.withLock {
       if stopped { return 0 }
       stopped = true
-      for fd in open.keys { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+      for socket in open.values { socket.shutdown() }
       return running
     }
     for _ in 0..<loops { _ = finished.wait(timeout: .now() + 1) }

@@ -21,10 +21,8 @@ public enum WorldFault: String, Sendable, CaseIterable {
     case .none:
       return false
     case .reset:
-      // SO_LINGER with a zero timeout: the close that follows sends RST, not FIN.
-      var option = linger(l_onoff: 1, l_linger: 0)
-      _ = setsockopt(
-        connection.fd, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
+      // The close that follows sends RST, not FIN.
+      connection.resetOnClose()
       return true
     case .stall:
       while let bytes = try? connection.read(), !bytes.isEmpty {}

@@ -71,7 +71,8 @@ public final class WorldServices: @unchecked Sendable {
         commonName: "failclosed world CA \(run.names.prefix)")
       let tls = try TLSServer(authority: authority, defaultName: "world.invalid")
       let https = SocketAddress(host: "::", port: 443)!
-      try loop.serve(try world.perform { try ServiceSocket.listen(on: https) }) { connection, _ in
+      try loop.serve(try world.perform { try Socket.listen(on: https, freeBind: true) }) {
+        connection, _ in
         if fault.apply(to: connection) { return nil }
         guard let secure = try? tls.accept(connection, timeout: 10) else { return nil }
         HTTPResponder.serve(secure)
@@ -79,12 +80,13 @@ public final class WorldServices: @unchecked Sendable {
       }
       let http = SocketAddress(host: "::", port: 80)!
       let echo = SocketAddress(host: "::", port: WorldServices.echoPort)!
-      try loop.serve(try world.perform { try ServiceSocket.listen(on: http) }) { connection, _ in
+      try loop.serve(try world.perform { try Socket.listen(on: http, freeBind: true) }) {
+        connection, _ in
         if fault.apply(to: connection) { return nil }
         HTTPResponder.serve(connection)
         return nil
       }
-      try loop.serve(try world.perform { try ServiceSocket.listen(on: echo) }) {
+      try loop.serve(try world.perform { try Socket.listen(on: echo, freeBind: true) }) {
         connection, _ in
         if fault.apply(to: connection) { return nil }
         for _ in 0..<10_000 {
@@ -94,7 +96,7 @@ public final class WorldServices: @unchecked Sendable {
         return nil
       }
       for guardAddress in AddressPlan.guards {
-        try loop.serve(try world.perform { try ServiceSocket.listen(on: guardAddress) }) {
+        try loop.serve(try world.perform { try Socket.listen(on: guardAddress, freeBind: true) }) {
           connection, _ in
           GuardServer.serve(connection)
           return nil

@@ -1,6 +1,5 @@
 import FailClosedSupport
 import Foundation
-import Testnet
 import TorControl
 
 /// Debian's tor as the app's Tor client, started by the app in whatever namespace the app runs
@@ -46,7 +45,7 @@ import TorControl
     if current.process?.isRunning == true || controller?.isRunning() == true { return -1 }
     guard let bridges = bridgesForThisStart() else { return -3 }
     let configuration = self.configuration
-    let torrc = TorrcBuilder.appClient(
+    let torrc = ClientTorrc.app(
       base: configuration.baseTorrc, dataDirectory: configuration.dataDirectory,
       logDirectory: configuration.directory, socksPort: configuration.socksPort,
       controlPort: configuration.controlPort, owningControllerPID: getpid(), bridges: bridges)

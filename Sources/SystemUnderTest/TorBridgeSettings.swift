@@ -1,4 +1,4 @@
-import Testnet
+import TorControl
 
 /// The app's bridge setting: key `tor.bridges` in the store (preferences.json), an array of
 /// bridge lines as Tor Browser and Onion Browser take them (`obfs4 IP:PORT FP cert=... iat-mode=0`,

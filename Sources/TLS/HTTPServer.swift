@@ -105,10 +105,10 @@ public final class HTTPServer: @unchecked Sendable {
       stopped = true
       return Array(active.values)
     }
-    _ = Glibc.shutdown(listener.fd, Int32(SHUT_RDWR))  // wakes the thread in accept()
+    listener.shutdown()  // wakes the thread in accept()
     listener.close()
     for socket in sockets {
-      _ = Glibc.shutdown(socket.fd, Int32(SHUT_RDWR))
+      socket.shutdown()
     }
   }
 

@@ -1,7 +1,8 @@
-import Foundation
+import FailClosedSupport
 
-/// Runs a short-lived helper program (tor-gencert, tor --list-fingerprint) to completion,
-/// optionally behind a launcher prefix such as `ip netns exec NS`, and returns its output.
+/// Runs a short-lived helper program (tor-gencert, tor --list-fingerprint) to completion through
+/// ``Spawner``, optionally behind a launcher prefix such as `ip netns exec NS`, and returns what
+/// it printed on stdout.
 enum ToolRunner {
   @discardableResult
   static func run(
@@ -9,28 +10,12 @@ enum ToolRunner {
     currentDirectory: String? = nil
   ) throws -> String {
     let full = prefix + arguments
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = full
-    if let currentDirectory {
-      process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory)
-    }
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = output
-    let stdin = Pipe()
-    process.standardInput = stdin
-    try process.run()
-    if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
-    try? stdin.fileHandleForWriting.close()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    let text = String(decoding: data, as: UTF8.self)
-    guard process.terminationStatus == 0 else {
+    let output = try Spawner.capture(full, stdin: input ?? "", currentDirectory: currentDirectory)
+    guard output.status == 0 else {
       throw TestnetError.toolFailed(
-        command: full.joined(separator: " "), status: process.terminationStatus,
-        output: String(text.suffix(600)))
+        command: full.joined(separator: " "), status: output.status,
+        output: String((output.stdout + output.stderr).suffix(600)))
     }
-    return text
+    return output.stdout
   }
 }

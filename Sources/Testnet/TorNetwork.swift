@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import TorControl
 
 /// A private Tor network of Debian's tor: keys and torrcs generated at run time, every node
 /// started behind an optional launcher prefix (the world namespace), ready when the

@@ -1,3 +1,5 @@
+import TorControl
+
 /// Writes the torrc of every node and of clients, from reference/private-tor-net.md. Pure:
 /// inputs are the plan, the authorities' identities and the directories; output is text.
 public struct TorrcBuilder: Sendable {
@@ -106,58 +108,9 @@ public struct TorrcBuilder: Sendable {
     dataDirectory: String, socksPort: UInt16 = 39050, controlPort: UInt16 = 39051,
     bridges: [BridgeLine] = [], disableNetwork: Bool = false
   ) -> String {
-    let own = TorrcBuilder.clientOptions(
+    let own = ClientTorrc.options(
       dataDirectory: dataDirectory, logDirectory: dataDirectory, socksPort: socksPort,
       controlPort: controlPort, bridges: bridges, disableNetwork: disableNetwork)
     return (own + common).joined(separator: "\n") + "\n"
-  }
-
-  /// The options a client owns, whatever network it joins: where it keeps state and logs, its
-  /// SOCKS and control ports on loopback, and its bridges (UseBridges 1 and a transport plugin
-  /// for each transport used).
-  public static func clientOptions(
-    dataDirectory: String, logDirectory: String, socksPort: UInt16, controlPort: UInt16,
-    bridges: [BridgeLine], disableNetwork: Bool, owningControllerPID: Int32? = nil
-  ) -> [String] {
-    var lines = [
-      "DataDirectory \(dataDirectory)",
-      "SocksPort 127.0.0.1:\(socksPort)",
-      "ControlPort 127.0.0.1:\(controlPort)",
-      "CookieAuthentication 1",
-      "Log notice file \(logDirectory)/notice.log",
-      // Bootstrap problems are logged at info level until their count makes them warnings;
-      // the control domain alone is small, and shows a censor's first bite.
-      "Log [control]info file \(logDirectory)/bootstrap-problems.log",
-      "ClientUseIPv6 0",
-    ]
-    // tor exits by itself when its controller dies, whatever kills the controller.
-    if let owningControllerPID { lines.append("__OwningControllerProcess \(owningControllerPID)") }
-    if disableNetwork { lines.append("DisableNetwork 1") }
-    if !bridges.isEmpty {
-      lines.append("UseBridges 1")
-      let transports = Set(bridges.compactMap(\.transport))
-      for transport in transports.sorted() where transport == "obfs4" {
-        lines.append("ClientTransportPlugin obfs4 exec /usr/bin/obfs4proxy")
-      }
-      lines += bridges.map { "Bridge \($0.text)" }
-    }
-    return lines
-  }
-
-  /// An app's torrc: the network's settings from `base` (a file the harness wrote, e.g.
-  /// ``clientBase``), then the app's own options. The network starts disabled; the app's
-  /// controller enables it. No default fallback directories: only the base's authorities.
-  public static func appClient(
-    base: String, dataDirectory: String, logDirectory: String, socksPort: UInt16,
-    controlPort: UInt16, owningControllerPID: Int32, bridges: [BridgeLine]
-  ) -> String {
-    var text = base
-    if !text.isEmpty && !text.hasSuffix("\n") { text += "\n" }
-    let own = clientOptions(
-      dataDirectory: dataDirectory, logDirectory: logDirectory, socksPort: socksPort,
-      controlPort: controlPort, bridges: bridges, disableNetwork: true,
-      owningControllerPID: owningControllerPID)
-    return text + "# failclosed app: the client's own options\n"
-      + (own + ["UseDefaultFallbackDirs 0"]).joined(separator: "\n") + "\n"
   }
 }

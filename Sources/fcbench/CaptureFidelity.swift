@@ -67,11 +67,10 @@ enum CaptureFidelity {
     for _ in 0..<options.threads {
       let socket = try sandbox.device.perform { try DatagramSocket(.ipv4) }
       sockets.append(socket)
-      guard sink.withSockAddr({ Glibc.connect(socket.fd, $0, $1) }) == 0 else {
-        throw SystemError("connect(UDP \(sink))")
-      }
+      try socket.connect(to: sink)
     }
-    let sender = PacedSender(sockets: sockets.map(\.fd), payloadBytes: options.payloadBytes)
+    let sender = PacedSender(
+      sockets: sockets.map(\.descriptor.rawValue), payloadBytes: options.payloadBytes)
 
     var probes: [Probe] = []
     func ours(_ rate: Double?) throws -> Probe {
@@ -171,20 +170,24 @@ enum CaptureFidelity {
       "fcbench-tcpdump-\(getpid()).txt")
     _ = FileManager.default.createFile(atPath: log.path, contents: nil)
     defer { try? FileManager.default.removeItem(at: log) }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [
-      "ip", "netns", "exec", sandbox.names.device, "tcpdump", "-i", AddressPlan.deviceInterface,
-      "-n", "-s", "2048", "--immediate-mode", "-B", String(options.bufferBytes / 1024), "-w",
-      "/dev/null",
-    ]
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = try FileHandle(forWritingTo: log)
+    let actions = FileActions()
+    actions.open("/dev/null", to: 1, flags: O_WRONLY)
+    actions.open(log.path, to: 2, flags: O_WRONLY)
     // On any early exit the sandbox's teardown kills what is left in its namespaces.
-    try process.run()
+    let pid = try Spawner.spawn(
+      [
+        "ip", "netns", "exec", sandbox.names.device, "tcpdump", "-i",
+        AddressPlan.deviceInterface, "-n", "-s", "2048", "--immediate-mode", "-B",
+        String(options.bufferBytes / 1024), "-w", "/dev/null",
+      ], actions: actions)
+    var exited = false
+    func isRunning() -> Bool {
+      if !exited, Spawner.poll(pid) != nil { exited = true }
+      return !exited
+    }
     func text() -> String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
     var listening = false
-    for _ in 0..<500 where process.isRunning {
+    for _ in 0..<500 where isRunning() {
       if text().contains("listening on") {
         listening = true
         break
@@ -192,15 +195,17 @@ enum CaptureFidelity {
       usleep(10_000)
     }
     guard listening else {
-      process.terminate()
+      kill(pid, SIGTERM)
+      if isRunning() { _ = Spawner.wait(pid) }
       throw SystemError("tcpdump did not start: \(text())", code: EIO)
     }
     let outcome = sender.send(rate: rate, seconds: options.seconds)
     usleep(300_000)
-    process.interrupt()
-    for _ in 0..<500 where process.isRunning { usleep(10_000) }
-    if process.isRunning {
-      kill(process.processIdentifier, SIGKILL)
+    kill(pid, SIGINT)
+    for _ in 0..<500 where isRunning() { usleep(10_000) }
+    if isRunning() {
+      kill(pid, SIGKILL)
+      _ = Spawner.wait(pid)
       throw SystemError("tcpdump ignored SIGINT", code: EIO)
     }
     func count(_ suffix: String) -> UInt64 {

@@ -54,9 +54,9 @@ final class EchoServer: @unchecked Sendable {
   }
 
   func stop() {
-    Glibc.shutdown(listener.fd, Int32(SHUT_RDWR))
+    listener.shutdown()
     listener.close()
-    Glibc.shutdown(sinkListener.fd, Int32(SHUT_RDWR))
+    sinkListener.shutdown()
     sinkListener.close()
   }
 }

@@ -1,4 +1,5 @@
 import Audit
+import SyntheticTraffic
 import Testing
 
 /// Every leak class must be caught on every link type; the allowed Tor flow must pass.

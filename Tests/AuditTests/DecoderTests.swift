@@ -1,4 +1,5 @@
 import Audit
+import SyntheticTraffic
 import Testing
 
 @Suite struct DecoderTests {

@@ -1,4 +1,5 @@
 import Audit
+import SyntheticTraffic
 import Testing
 
 /// Issue 11: each way a root program in the device could make the audit pass a leak, as a

@@ -1,4 +1,5 @@
 import Audit
+import SyntheticTraffic
 
 /// Addresses and frames shared by the audit tests: a device, an allowed Tor guard, and one
 /// canary per leak class.

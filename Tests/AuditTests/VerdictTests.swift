@@ -1,5 +1,6 @@
 import Audit
 import Foundation
+import SyntheticTraffic
 import Testing
 
 @Suite struct VerdictTests {

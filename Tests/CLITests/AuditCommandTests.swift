@@ -2,6 +2,7 @@ import Audit
 import Capture
 import FailClosedCLI
 import Foundation
+import SyntheticTraffic
 import Testing
 
 @Suite struct AuditCommandTests {

@@ -1,6 +1,7 @@
 import Audit
 import FailClosedCLI
 import Foundation
+import SyntheticTraffic
 import Testing
 
 @Suite struct GenPcapCommandTests {

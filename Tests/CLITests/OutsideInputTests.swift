@@ -5,6 +5,7 @@ import FailClosedSupport
 import Foundation
 import Glibc
 import Sandbox
+import SyntheticTraffic
 import Testing
 
 /// Numbers and paths from outside, found wanting by an adversarial probe: every number is

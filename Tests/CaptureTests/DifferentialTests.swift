@@ -1,6 +1,7 @@
 import Audit
 import Capture
 import Foundation
+import SyntheticTraffic
 import Testing
 
 /// The decoder's flows and names must equal what tshark reports for the same file.

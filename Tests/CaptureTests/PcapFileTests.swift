@@ -2,6 +2,7 @@ import Audit
 import Capture
 import Foundation
 import Glibc
+import SyntheticTraffic
 import Testing
 
 @Suite struct PcapFileTests {

@@ -135,12 +135,14 @@ func fetch(
     for name in ["refused.test", "onion.test", "reset.test", "slow.test", "hole.test"] {
       map.add(name, SocketAddress(bytes: [127, 0, 0, 1], port: web.port)!)
     }
-    let faults: [String: StreamFault] = [
-      "refused.test": StreamFault(reply: .connectionRefused),
-      "onion.test": StreamFault(reply: .onionIntroductionFailed),
-      "reset.test": StreamFault(resetAfterBytes: 1000),
-      "slow.test": StreamFault(latency: 0.05, bandwidth: 400_000),
-      "hole.test": StreamFault(blackhole: true),
+    let faults: [String: StreamToxics] = [
+      "refused.test": StreamToxics([ReplyToxic(.connectionRefused)]),
+      "onion.test": StreamToxics([ReplyToxic(.onionIntroductionFailed)]),
+      "reset.test": StreamToxics([ResetPeerToxic(bytes: 1000)]),
+      "slow.test": StreamToxics([
+        LatencyToxic(seconds: 0.05), BandwidthToxic(bytesPerSecond: 400_000),
+      ]),
+      "hole.test": StreamToxics([BlackholeToxic()]),
     ]
     let mock = try makeMock(.ctor, destinations: map, faults: faults)
     defer { mock.stop() }

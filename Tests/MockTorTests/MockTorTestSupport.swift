@@ -100,9 +100,8 @@ func probe(_ address: SocketAddress, steps: [[UInt8]], wait: Double = 0.6) throw
   func drain(for seconds: Double) {
     let deadline = Date().addingTimeInterval(seconds)
     while !closed, Date() < deadline {
-      var pfd = pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)
-      let ready = poll(&pfd, 1, Int32(max(1, deadline.timeIntervalSinceNow * 1000)))
-      if ready <= 0 { return }
+      let wait = max(0.001, deadline.timeIntervalSinceNow)
+      guard let ready = try? socket.poll(.readable, timeout: wait), !ready.isEmpty else { return }
       guard let chunk = try? socket.read(), !chunk.isEmpty else {
         closed = true
         return
@@ -122,7 +121,7 @@ func probe(_ address: SocketAddress, steps: [[UInt8]], wait: Double = 0.6) throw
 
 func makeMock(
   _ personality: MockTorPersonality = .ctor, plan: BootstrapPlan = .healthy(after: 0),
-  destinations: DestinationMap = DestinationMap(), faults: [String: StreamFault] = [:],
+  destinations: DestinationMap = DestinationMap(), faults: [String: StreamToxics] = [:],
   eventLog: String? = nil, configure: (inout MockTorConfiguration) -> Void = { _ in }
 ) throws -> MockTor {
   var configuration = MockTorConfiguration(
@@ -144,40 +143,21 @@ func eventually(timeout: Double = 5, _ condition: () -> Bool) -> Bool {
   return condition()
 }
 
-/// A child process started with posix_spawn and a clean signal mask (children of a Swift
-/// test process otherwise inherit dispatch's blocked signals and ignore SIGTERM), killed and
-/// reaped by ``stop()``.
+/// A child process started through ``Spawner`` (a clean signal mask: children of a Swift test
+/// process otherwise inherit dispatch's blocked signals and ignore SIGTERM), killed and reaped
+/// by ``stop()``.
 final class ChildProcess: @unchecked Sendable {
   let pid: pid_t
 
   init(_ path: String, _ arguments: [String]) throws {
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var empty = sigset_t()
-    sigemptyset(&empty)
-    posix_spawnattr_setsigmask(&attributes, &empty)
-    var defaults = sigset_t()
-    sigemptyset(&defaults)
-    for signal in [SIGTERM, SIGINT, SIGPIPE, SIGHUP] { sigaddset(&defaults, signal) }
-    posix_spawnattr_setsigdefault(&attributes, &defaults)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    let argv = ([path] + arguments).map { strdup($0) } + [nil]
-    defer { for pointer in argv { free(pointer) } }
-    var child: pid_t = 0
-    let result = posix_spawn(&child, path, &actions, &attributes, argv, environ)
-    guard result == 0 else { throw SystemError("posix_spawn(\(path))", code: result) }
-    pid = child
+    let actions = FileActions()
+    actions.open("/dev/null", to: 1, flags: O_WRONLY)
+    actions.open("/dev/null", to: 2, flags: O_WRONLY)
+    pid = try Spawner.spawn([path] + arguments, actions: actions)
   }
 
   func stop() {
     kill(pid, SIGKILL)
-    var status: Int32 = 0
-    waitpid(pid, &status, 0)
+    _ = Spawner.wait(pid)
   }
 }

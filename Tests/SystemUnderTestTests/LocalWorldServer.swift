@@ -37,7 +37,7 @@ final class LocalWorldServer: @unchecked Sendable {
 
   func stop() {
     lock.withLock { stopped = true }
-    _ = Glibc.shutdown(listener.fd, Int32(SHUT_RDWR))
+    listener.shutdown()
     listener.close()
   }
 

@@ -1,4 +1,5 @@
 import Testing
+import TorControl
 
 @testable import Testnet
 
@@ -110,7 +111,7 @@ import Testing
   static let base = "TestingTorNetwork 1\nDirAuthority auth1 orport=9001 127.0.0.1:9030 FP"
 
   @Test func theAppsTorrcIsTheBaseThenItsOwnOptions() throws {
-    let torrc = TorrcBuilder.appClient(
+    let torrc = ClientTorrc.app(
       base: Self.base, dataDirectory: "/s/tor/data", logDirectory: "/s/tor", socksPort: 39050,
       controlPort: 39051, owningControllerPID: 42, bridges: [])
     let lines = torrc.split(separator: "\n").map(String.init)
@@ -129,7 +130,7 @@ import Testing
     let obfs4 = try BridgeLine(
       "obfs4 10.66.1.106:4433 \(String(repeating: "AB", count: 20)) cert=c iat-mode=0")
     let plain = try BridgeLine("10.66.1.105:9001")
-    let torrc = TorrcBuilder.appClient(
+    let torrc = ClientTorrc.app(
       base: Self.base + "\n", dataDirectory: "/d", logDirectory: "/l", socksPort: 1,
       controlPort: 2, owningControllerPID: 3, bridges: [obfs4, plain])
     #expect(

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TorControl
 
 @testable import Testnet
 
@@ -18,8 +19,8 @@ import Testing
       + "(ControlPortTests.refusesNonLoopbackAddresses)",
     "Sources/TLS/HTTPServer.swift":
       "127.0.0.1:0 by default; the world hands it sockets bound inside its namespace",
-    "Sources/Sandbox/ServiceSocket.swift": "bound inside the harness's namespaces only",
-    "Sources/Sandbox/DatagramSocket.swift": "bound inside the harness's namespaces only",
+    "Sources/FailClosedSupport/DatagramSocket.swift":
+      "the UDP primitive: bound by the world's resolver and tests inside the harness's namespaces",
     "Sources/Sandbox/FakeResolver.swift": "in the world or censor namespace (namespace.perform)",
     "Sources/Sandbox/WorldServices.swift": "in the world namespace (world.perform)",
     "Sources/Sandbox/CensorCloser.swift": "in the censor namespace (censor.perform)",
@@ -43,7 +44,7 @@ import Testing
 
   /// The tor clients the harness starts listen (SOCKS, control) on loopback only.
   @Test func torClientsListenOnLoopback() {
-    let options = TorrcBuilder.clientOptions(
+    let options = ClientTorrc.options(
       dataDirectory: "/d", logDirectory: "/d", socksPort: 39050, controlPort: 39051,
       bridges: [], disableNetwork: true)
     let listeners = options.filter { $0.hasPrefix("SocksPort") || $0.hasPrefix("ControlPort") }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TorControl
 
 @testable import Testnet
 
@@ -23,7 +24,7 @@ import Testing
       + "reads keys and exits",
     "Sources/Testnet/TorClientProcess.swift": "TorrcBuilder.client, checked below",
     "Sources/SystemUnderTest/DebianTorBackend.swift":
-      "TorrcBuilder.appClient over a base that DebianTorConfiguration.checkBase refuses without "
+      "ClientTorrc.app over a base that DebianTorConfiguration.checkBase refuses without "
       + "DirAuthority lines (DebianTorBackendTests); the appClient output is checked below",
     "Sources/SystemUnderTest/DebianTorBackendConfiguration.swift": "the default /usr/bin/tor path",
     "Tests/MockTorTests/TorDifferentialTests.swift": "its torrc literal, checked below",
@@ -109,7 +110,7 @@ import Testing
     for bridges in [[], [bridge]] {
       let client = Self.builder.client(dataDirectory: "/tmp/c", bridges: bridges)
       #expect(TorrcPinning.problems(client) == [])
-      let app = TorrcBuilder.appClient(
+      let app = ClientTorrc.app(
         base: Self.builder.clientBase, dataDirectory: "/tmp/a", logDirectory: "/tmp/a",
         socksPort: 39050, controlPort: 39051, owningControllerPID: 1, bridges: bridges)
       #expect(TorrcPinning.problems(app) == [])

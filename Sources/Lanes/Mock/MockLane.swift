@@ -167,7 +167,7 @@ class MockLaneRun: LaneRun {
     // run cannot vouch for anything, and the mock's last words say why.
     // An exit the app asked for (Onion Browser 2.X/3.X's SIGNAL SHUTDOWN) is not early.
     if runError == nil, ScenarioCommandLines.crashTimes(scenario).isEmpty,
-      let mockStatus = LanePipeline.exitStatus(mock.pid),
+      let mockStatus = Spawner.poll(mock.pid),
       !((try? String(contentsOfFile: appOutput, encoding: .utf8))?
         .contains(#""command":"SIGNAL SHUTDOWN""#) ?? false)
     {

@@ -74,8 +74,6 @@ public struct ScenarioRunner: Sendable {
     return mock
   }
 
-  /// The exit status once `pid` has exited (reaped here), nil while it runs.
-  public static func exitStatus(_ pid: pid_t) -> Int32? { LanePipeline.exitStatus(pid) }
 
   /// The app's JSON lines; other lines (stderr shares the file) are returned apart.
   public static func readEvents(_ path: String) -> ([SystemUnderTest.AppEvent], [String]) {

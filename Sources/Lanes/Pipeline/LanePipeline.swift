@@ -118,7 +118,7 @@ public enum LanePipeline {
         }
       }
       run.poll(elapsed: elapsed, appOutput: appOutput)
-      appStatus = exitStatus(app.pid)
+      appStatus = Spawner.poll(app.pid)
       if appStatus == nil { wallClock.sleepBlocking(seconds: 0.01) }
     }
     var runError: String?
@@ -148,16 +148,6 @@ public enum LanePipeline {
     run.complete(&outcome)
     outcome.wallSeconds = wallClock.now
     return outcome
-  }
-
-  /// The exit status once `pid` has exited (reaped here), nil while it runs.
-  public static func exitStatus(_ pid: pid_t) -> Int32? {
-    var status: Int32 = 0
-    let result = waitpid(pid, &status, WNOHANG)
-    if result == 0 { return nil }
-    if result < 0 { return -1 }
-    if status & 0x7f == 0 { return (status >> 8) & 0xff }
-    return 128 + (status & 0x7f)
   }
 
   /// The app's JSON lines; other lines (stderr shares the file) are returned apart.

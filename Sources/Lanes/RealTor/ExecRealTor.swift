@@ -3,6 +3,7 @@ import FailClosedSupport
 import Foundation
 import Sandbox
 import Testnet
+import TorControl
 
 /// `failclosed exec --tor real`: instead of the mock, Debian's tor runs in the device as the
 /// program's Tor (SOCKS 127.0.0.1:39050, control port 127.0.0.1:39051 with cookie
@@ -50,7 +51,7 @@ public final class ExecRealTor: @unchecked Sendable {
         throw TestnetError.notReady(waited: 0, detail: "the private network was not prepared")
       }
       let torrc =
-        TorrcBuilder.clientOptions(
+        ClientTorrc.options(
           dataDirectory: clientDirectory, logDirectory: clientDirectory, socksPort: 39050,
           controlPort: 39051, bridges: [], disableNetwork: false)
         + ["UseDefaultFallbackDirs 0"] + network.network.builder.common

@@ -1,3 +1,5 @@
+import Audit
+
 /// Mixed synthetic traffic for benchmarks and soak tests: Tor-like TLS over TCP to a few
 /// guards (IPv4 and IPv6, cells and acks, both directions), link control, and one leak every
 /// `leakEvery` packets rotating through every leak class. Deterministic for a given seed.

@@ -1,3 +1,5 @@
+import Audit
+
 /// Builds frames byte by byte: the tests' canaries and controls, and the benchmark's
 /// generated captures. Checksums are left zero (the audit never reads them).
 public enum FrameBuilder {

@@ -2,15 +2,15 @@ import Foundation
 
 /// A JSON value for event-log records, so any component (the SOCKS side, the control port)
 /// can log fields of its own without a shared schema type.
-public enum JSONValue: Sendable, Equatable, Codable, ExpressibleByStringLiteral,
+public enum EventLogValue: Sendable, Equatable, Codable, ExpressibleByStringLiteral,
   ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral
 {
   case string(String)
   case int(Int)
   case double(Double)
   case bool(Bool)
-  case array([JSONValue])
-  case object([String: JSONValue])
+  case array([EventLogValue])
+  case object([String: EventLogValue])
   case null
 
   public init(stringLiteral value: String) { self = .string(value) }
@@ -29,10 +29,10 @@ public enum JSONValue: Sendable, Equatable, Codable, ExpressibleByStringLiteral,
       self = .double(value)
     } else if let value = try? container.decode(String.self) {
       self = .string(value)
-    } else if let value = try? container.decode([JSONValue].self) {
+    } else if let value = try? container.decode([EventLogValue].self) {
       self = .array(value)
     } else {
-      self = .object(try container.decode([String: JSONValue].self))
+      self = .object(try container.decode([String: EventLogValue].self))
     }
   }
 

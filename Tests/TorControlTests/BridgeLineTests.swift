@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Testnet
+@testable import TorControl
 
 @Suite struct BridgeLineTests {
   let cert = "cert=ssH+9rP8dG2NLDN2XuFw63hIO/9MNNinLmxQDpVa+7kTOa9/m+tGWT1SmSYpQ9uTBGa6Hw"

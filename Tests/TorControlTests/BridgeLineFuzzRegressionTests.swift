@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Testnet
+@testable import TorControl
 
 /// Inputs tools/fuzz found (Fuzz/Targets/BridgeLine.swift), kept as regression tests.
 @Suite struct BridgeLineFuzzRegressionTests {
@@ -30,7 +30,10 @@ import Testing
 
   @Test func noAcceptedLineWritesMoreThanOneTorrcLine() throws {
     let bridge = try BridgeLine("\tobfs4 10.66.1.15:4433 \(cert) iat-mode=0 \t")
-    let torrc = TorrcBuilder(authorities: []).client(dataDirectory: "/c", bridges: [bridge])
+    let torrc = ClientTorrc.options(
+      dataDirectory: "/c", logDirectory: "/c", socksPort: 39050, controlPort: 39051,
+      bridges: [bridge], disableNetwork: false
+    ).joined(separator: "\n")
     let bridgeLines = torrc.split(separator: "\n").filter { $0.hasPrefix("Bridge ") }
     #expect(bridgeLines == ["Bridge \(bridge.text)"])
     #expect(!torrc.contains("UseBridges 0") && !torrc.contains("UseBridges\t0"))

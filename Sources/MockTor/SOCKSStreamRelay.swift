@@ -4,7 +4,7 @@ import SOCKS
 
 /// One SOCKS request after its handshake, on its own thread: wait for the bootstrap (ctor),
 /// apply the destination's fault, connect, reply, relay with the fault's shaping, log.
-final class StreamSession: @unchecked Sendable {
+final class SOCKSStreamRelay: @unchecked Sendable {
   let client: Socket
   let request: SOCKSRequest
   let early: [UInt8]
@@ -47,9 +47,12 @@ final class StreamSession: @unchecked Sendable {
     if personality == .arti, !mock.isReady {
       return fail(.generalFailure, "not bootstrapped")
     }
-    if let fault, fault.latency > 0 { mock.sleep(fault.latency) }
-    if let code = fault?.reply { return fail(code, "fault") }
-    if fault?.blackhole == true { return blackhole() }
+    if let fault { mock.sleep(fault.delayBeforeAnswer) }
+    switch fault?.answer {
+    case .reply(let code): return fail(code, "fault")
+    case .silence: return blackhole()
+    case nil: break
+    }
     switch request.command {
     case .resolve: return resolve()
     case .resolvePTR: return resolvePTR()
@@ -76,18 +79,18 @@ final class StreamSession: @unchecked Sendable {
   }
 
   private func clientHungUp() -> Bool {
-    var pfd = pollfd(fd: client.fd, events: Int16(POLLIN) | pollReadHangUp, revents: 0)
-    guard poll(&pfd, 1, 0) > 0 else { return false }
-    return pfd.revents & (pollReadHangUp | Int16(POLLHUP) | Int16(POLLERR)) != 0
+    guard let ready = try? client.poll([.readable, .peerClosedWriting], timeout: 0) else {
+      return false
+    }
+    return !ready.isDisjoint(with: [.peerClosedWriting, .hangUp, .error])
   }
 
   private func blackhole() -> Outcome {
     var scratch = [UInt8](repeating: 0, count: 16_384)
     while !mock.isStoppedOrCrashed {
-      var pfd = pollfd(fd: client.fd, events: Int16(POLLIN), revents: 0)
-      guard poll(&pfd, 1, 100) >= 0 else { break }
-      if pfd.revents != 0 {
-        let n = scratch.withUnsafeMutableBytes { Glibc.read(client.fd, $0.baseAddress, $0.count) }
+      guard let ready = try? client.poll(.readable, timeout: 0.1) else { break }
+      if !ready.isEmpty {
+        let n = (try? client.read(into: &scratch)) ?? 0
         if n <= 0 { break }
         bytesUp += n
       }
@@ -123,7 +126,7 @@ final class StreamSession: @unchecked Sendable {
     return Outcome(result: "resolved", reply: .succeeded, answer: name)
   }
 
-  private func connect(fault: StreamFault?) -> Outcome {
+  private func connect(fault: StreamToxics?) -> Outcome {
     let target: String
     do {
       if personality == .arti, request.address.hostname?.lowercased().hasSuffix(".onion") == true {
@@ -155,7 +158,7 @@ final class StreamSession: @unchecked Sendable {
     } catch {
       return Outcome(result: "client gone before reply", reply: .succeeded, target: target)
     }
-    let result = relay(fault: fault ?? StreamFault())
+    let result = relay(fault: fault ?? StreamToxics())
     return Outcome(result: result, reply: .succeeded, target: target)
   }
 
@@ -194,8 +197,9 @@ final class StreamSession: @unchecked Sendable {
 
   // MARK: relay
 
-  /// Copies both ways until either side closes, shaping the flow towards the client.
-  private func relay(fault: StreamFault) -> String {
+  /// Copies both ways until either side closes, shaped by the destination's toxics in each
+  /// direction.
+  private func relay(fault: StreamToxics) -> String {
     guard let upstream else { return "no upstream" }
     if !early.isEmpty {
       guard (try? upstream.write(early)) != nil else { return "destination closed" }
@@ -208,45 +212,51 @@ final class StreamSession: @unchecked Sendable {
     var lastActivity = mock.planTime
     var upOpen = true
     while !mock.isStoppedOrCrashed {
-      var fds = [
-        pollfd(fd: client.fd, events: upOpen ? Int16(POLLIN) : 0, revents: 0),
-        pollfd(fd: upstream.fd, events: Int16(POLLIN), revents: 0),
-      ]
-      let ready = poll(&fds, 2, 100)
-      if ready < 0 && errno != EINTR { return "poll failed" }
-      if ready == 0 {
+      let ready: [PollEvents]
+      do {
+        ready = try Socket.poll(
+          [(client, upOpen ? .readable : []), (upstream, .readable)], timeout: 0.1)
+      } catch {
+        return "poll failed"
+      }
+      if ready.allSatisfy(\.isEmpty) {
         if mock.planTime - lastActivity > configuration.streamIdleTimeout { return "idle timeout" }
         continue
       }
       lastActivity = mock.planTime
-      if fds[0].revents != 0 && upOpen {
-        let n = scratch.withUnsafeMutableBytes { Glibc.read(client.fd, $0.baseAddress, $0.count) }
+      if !ready[0].isEmpty && upOpen {
+        let limit = min(scratch.count, fault.readLimit(.upstream) ?? scratch.count)
+        let n = (try? client.read(into: &scratch, max: limit)) ?? -1
         if n <= 0 {
+          mock.sleep(fault.delayBeforeClosing(.upstream))
           upOpen = false
           upstream.shutdownWrite()
         } else {
           if let reset = resetIfDue(fault, adding: n) { return reset }
+          mock.sleep(fault.delay(before: n, .upstream))
           bytesUp += n
           guard StreamSend.all(upstream.fd, scratch, count: n) else {
             return "destination closed"
           }
+          mock.sleep(fault.delay(after: n, .upstream))
           if n == scratch.count && scratch.count < Self.bulkReadSize { grow(&scratch) }
         }
       }
-      if fds[1].revents != 0 {
-        let limit = fault.bandwidth.map { max(1, min(16_384, $0 / 10)) } ?? scratch.count
-        let n = scratch.withUnsafeMutableBytes { Glibc.read(upstream.fd, $0.baseAddress, limit) }
+      if !ready[1].isEmpty {
+        let shaped = fault.readLimit(.downstream).map { min(16_384, $0) }
+        let limit = min(scratch.count, shaped ?? scratch.count)
+        let n = (try? upstream.read(into: &scratch, max: limit)) ?? -1
         if n <= 0 {
-          if fault.slowClose > 0 { mock.sleep(fault.slowClose) }
+          mock.sleep(fault.delayBeforeClosing(.downstream))
           client.shutdownWrite()
           return upOpen ? "destination closed" : "closed"
         }
         if let reset = resetIfDue(fault, adding: n) { return reset }
-        if fault.latency > 0 { mock.sleep(fault.latency) }
+        mock.sleep(fault.delay(before: n, .downstream))
         guard StreamSend.all(client.fd, scratch, count: n) else { return "client closed" }
         bytesDown += n
+        mock.sleep(fault.delay(after: n, .downstream))
         if n == scratch.count && scratch.count < Self.bulkReadSize { grow(&scratch) }
-        if let bandwidth = fault.bandwidth { mock.sleep(Double(n) / Double(bandwidth)) }
       }
     }
     return "closed by mock"
@@ -258,8 +268,8 @@ final class StreamSession: @unchecked Sendable {
     scratch = [UInt8](repeating: 0, count: Self.bulkReadSize)
   }
 
-  private func resetIfDue(_ fault: StreamFault, adding count: Int) -> String? {
-    guard let limit = fault.resetAfterBytes, bytesUp + bytesDown + count > limit else { return nil }
+  private func resetIfDue(_ fault: StreamToxics, adding count: Int) -> String? {
+    guard fault.resets(after: bytesUp + bytesDown + count) else { return nil }
     client.reset()
     return "reset after \(bytesUp + bytesDown) bytes"
   }
@@ -267,7 +277,7 @@ final class StreamSession: @unchecked Sendable {
   // MARK: log
 
   private func log(_ outcome: Outcome) {
-    var fields: [String: JSONValue] = [
+    var fields: [String: EventLogValue] = [
       "version": .string(request.version.rawValue),
       "command": .string(request.command.description),
       "destination": .string(request.address.description),
@@ -287,7 +297,3 @@ final class StreamSession: @unchecked Sendable {
     mock.eventLog.record("socks", time: mock.planTime, fields)
   }
 }
-
-/// POLLRDHUP (Linux, 0x2000): the peer shut down its writing side. Glibc's macro is not
-/// imported into Swift.
-private let pollReadHangUp: Int16 = 0x2000
