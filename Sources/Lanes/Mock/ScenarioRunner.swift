@@ -74,7 +74,6 @@ public struct ScenarioRunner: Sendable {
     return mock
   }
 
-
   /// The app's JSON lines; other lines (stderr shares the file) are returned apart.
   public static func readEvents(_ path: String) -> ([SystemUnderTest.AppEvent], [String]) {
     LanePipeline.readEvents(path)
