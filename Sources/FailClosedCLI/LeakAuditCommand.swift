@@ -34,9 +34,10 @@ public struct LeakAuditCommand: Command {
     --lane picks the lanes (default all); --filter and --shard apply to both.
 
     --sut bitchat-source runs bitchat's own code instead of the model: the bitchat scenarios of
-    the mock lane (arti personality) with the `apple` transport and the naive-port canary with
-    stock swift-corelibs URLSession (`linux-foundation`), in real time (bitchat reads the wall
-    clock), through the driver built from a bitchat checkout (--bitchat-src DIR, default
+    the mock lane (arti personality) with the `apple` transport, the naive-port canary with
+    stock swift-corelibs URLSession (`linux-foundation`), and the real-Tor lane's bitchat
+    scenarios with arti.h over Debian's tor, in real time (bitchat reads the wall clock),
+    through the driver built from a bitchat checkout (--bitchat-src DIR, default
     ../shared/upstream/bitchat; see `failclosed bitchat-source`). Files with the profile
     bitchat-source always run on it; without a checkout they are skipped with a note.
 
@@ -148,7 +149,7 @@ public struct LeakAuditCommand: Command {
     if !realLane.isEmpty {
       let real = await Self.runRealLane(
         realLane, executable: Self.executablePath(), directory: work + "/real-lane",
-        total: selected.count, progress: progress)
+        total: selected.count, progress: progress, bitchatSourceDriver: try? driver?.get())
       results += real.results
       networkReady = real.networkReadySeconds
     }
@@ -219,7 +220,7 @@ public struct LeakAuditCommand: Command {
   /// real scenario is inconclusive with the reason.
   static func runRealLane(
     _ scenarios: [Scenarios.Scenario], executable: String, directory: String, total: Int,
-    progress: ProgressCounter
+    progress: ProgressCounter, bitchatSourceDriver: String? = nil
   ) async -> (results: [ScenarioResult], networkReadySeconds: Double?) {
     print("real-Tor lane: starting the private Tor network ...")
     var results: [ScenarioResult] = []
@@ -227,7 +228,8 @@ public struct LeakAuditCommand: Command {
     do {
       try await withSandbox { sandbox in
         let runner = RealLaneRunner(
-          sandbox: sandbox, directory: directory, options: .init(executable: executable))
+          sandbox: sandbox, directory: directory,
+          options: .init(executable: executable, bitchatSourceDriver: bitchatSourceDriver))
         defer { runner.stop() }
         let seconds: Double
         do {

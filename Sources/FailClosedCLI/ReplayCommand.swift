@@ -62,8 +62,8 @@ public struct ReplayCommand: Command {
     if sut == "bitchat-source" {
       guard BitchatSourceLane.runsOnSource(scenario) else {
         throw UsageError(
-          "--sut bitchat-source: \(scenario.path) is not a bitchat scenario of the mock lane with "
-            + "the arti personality")
+          "--sut bitchat-source: \(scenario.path) is not a bitchat scenario (the mock lane's "
+            + "with the arti personality, or the real-Tor lane's)")
       }
       scenario = BitchatSourceLane.onSource(scenario)
     }
@@ -92,7 +92,8 @@ public struct ReplayCommand: Command {
       // A private Tor network of its own, started and torn down for this one scenario.
       let real = await LeakAuditCommand.runRealLane(
         [scenario], executable: LeakAuditCommand.executablePath(),
-        directory: work + "/real-lane", total: 1, progress: ProgressCounter())
+        directory: work + "/real-lane", total: 1, progress: ProgressCounter(),
+        bitchatSourceDriver: driver)
       result = real.results[0]
       networkReady = real.networkReadySeconds
       Self.emit("\nevents (real seconds):")

@@ -21,11 +21,18 @@ public final class RealLaneRunner: @unchecked Sendable {
     public var grace: Double
     /// Slack over a scenario's duration before the app is killed (tor's start-up included).
     public var slack: Double
+    /// The bitchat-source lane's driver: `bitchat-source` scenarios run bitchat's own code,
+    /// its arti.h over Debian's tor.
+    public var bitchatSourceDriver: String?
 
-    public init(executable: String, grace: Double = 1, slack: Double = 45) {
+    public init(
+      executable: String, grace: Double = 1, slack: Double = 45,
+      bitchatSourceDriver: String? = nil
+    ) {
       self.executable = executable
       self.grace = grace
       self.slack = slack
+      self.bitchatSourceDriver = bitchatSourceDriver
     }
   }
 
@@ -159,11 +166,19 @@ public final class RealLaneRunner: @unchecked Sendable {
     let origin = clock.now
     let runStart = Date().timeIntervalSince1970
     let appOutput = work + "/app.jsonl"
+    let sourceTransport = try ScenarioCommandLines.bitchatSourceTransport(
+      scenario, driver: options.bitchatSourceDriver, substitute: false)
     let app = try DeviceCommand(
-      ScenarioCommandLines.app(
-        scenario, executable: options.executable, timeScale: 1,
-        actionsFile: work + "/actions.jsonl", stateDirectory: state,
-        trustAnchors: trustAnchors, torrcBase: torrcBase),
+      sourceTransport.map {
+        ScenarioCommandLines.bitchatSourceApp(
+          driver: options.bitchatSourceDriver!, transport: $0,
+          actionsFile: work + "/actions.jsonl", stateDirectory: state,
+          trustAnchors: trustAnchors, torrcBase: torrcBase)
+      }
+        ?? ScenarioCommandLines.app(
+          scenario, executable: options.executable, timeScale: 1,
+          actionsFile: work + "/actions.jsonl", stateDirectory: state,
+          trustAnchors: trustAnchors, torrcBase: torrcBase),
       in: sandbox, output: appOutput)
     defer { app.killTree() }
     let logs = TorLogWatcher(directory: state + "/tor", clock: clock, origin: origin)
