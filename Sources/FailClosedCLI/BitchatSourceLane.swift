@@ -25,6 +25,22 @@ enum BitchatSourceLane {
     return scenario
   }
 
+  /// --sut, consistent with --bitchat-src on every command: a checkout given means bitchat's
+  /// own code (as `app --bitchat-src` runs it), so it implies bitchat-source, and contradicts
+  /// an explicit --sut model.
+  static func systemUnderTest(_ arguments: ParsedArguments) throws -> String {
+    let source = arguments.value("bitchat-src")
+    let sut = arguments.value("sut") ?? (source == nil ? "model" : "bitchat-source")
+    guard ["model", "bitchat-source"].contains(sut) else {
+      throw UsageError("--sut: expected model or bitchat-source, got '\(sut)'")
+    }
+    if sut == "model", let source {
+      throw UsageError(
+        "--bitchat-src \(source) runs bitchat's own code; it contradicts --sut model")
+    }
+    return sut
+  }
+
   /// The driver's path when some scenario needs it (nil when none does), or why there is none.
   static func prepareIfNeeded(
     _ scenarios: [Scenarios.Scenario], sut: String, bitchatSource: String?

@@ -38,7 +38,8 @@ public struct LeakAuditCommand: Command {
     stock swift-corelibs URLSession (`linux-foundation`), and the real-Tor lane's bitchat
     scenarios with arti.h over Debian's tor, in real time (bitchat reads the wall clock),
     through the driver built from a bitchat checkout (--bitchat-src DIR, default
-    ../shared/upstream/bitchat; see `failclosed bitchat-source`). Files with the profile
+    ../shared/upstream/bitchat; see `failclosed bitchat-source`). --bitchat-src DIR alone
+    implies --sut bitchat-source (as `app --bitchat-src` does). Files with the profile
     bitchat-source always run on it; without a checkout they are skipped with a note.
 
     Verdicts: PASS, LEAK (a leak, or a canary that was not caught), FAILED (an expectation not
@@ -99,10 +100,7 @@ public struct LeakAuditCommand: Command {
         FailClosedMain.printError("failclosed leak-audit: \(error)")
       }
     }
-    let sut = arguments.value("sut") ?? "model"
-    guard ["model", "bitchat-source"].contains(sut) else {
-      throw UsageError("--sut: expected model or bitchat-source, got '\(sut)'")
-    }
+    let sut = try BitchatSourceLane.systemUnderTest(arguments)
     if sut == "bitchat-source" {
       scenarios = scenarios.filter(BitchatSourceLane.runsOnSource).map(BitchatSourceLane.onSource)
     }
@@ -115,7 +113,8 @@ public struct LeakAuditCommand: Command {
       }
       FailClosedMain.printError("failclosed leak-audit: skipping the bitchat-source lane: \(error)")
       scenarios = scenarios.filter { $0.app.profile != .bitchatSource }
-      if sut == "bitchat-source" { scenarios = [] }
+      // Nothing else was asked for: the skip is the whole outcome, never a failure.
+      if sut == "bitchat-source" { return ExitCode.pass }
     }
     let selected = ScenarioSelection.select(
       scenarios, filter: arguments.value("filter"), shard: shard
@@ -164,6 +163,7 @@ public struct LeakAuditCommand: Command {
       results: results, loadErrors: loadErrors, networkReadySeconds: networkReady)
     print("")
     print(TerminalFormat.summaryTable(runReport))
+    for note in results.compactMap(BitchatSourceFindings.note) { print(note) }
     // The table is out already; a report that cannot be written (a full disk) is named
     // after it and never turns a leak into a setup error.
     do {

@@ -27,7 +27,7 @@ public struct ReplayCommand: Command {
     runs it on the real-Tor lane; it prints measured next to reproduced: the bootstrap stop,
     each target class's reachability, and the app's verdict (a mismatch is a FAILED
     expectation with both values). --sut bitchat-source runs a bitchat scenario on bitchat's
-    own code (see leak-audit --help), in real time.
+    own code (see leak-audit --help), in real time; --bitchat-src DIR alone implies it.
     """
   /// The options; where the scenario comes from is decided in ``scenario(_:)`` alone.
   public let options: [OptionSpec] = [
@@ -55,10 +55,7 @@ public struct ReplayCommand: Command {
       throw UsageError("replay needs root (network namespaces, nftables, libpcap capture)")
     }
     guard var scenario = try Self.scenario(arguments) else { return ExitCode.usage }
-    let sut = arguments.value("sut") ?? "model"
-    guard ["model", "bitchat-source"].contains(sut) else {
-      throw UsageError("--sut: expected model or bitchat-source, got '\(sut)'")
-    }
+    let sut = try BitchatSourceLane.systemUnderTest(arguments)
     if sut == "bitchat-source" {
       guard BitchatSourceLane.runsOnSource(scenario) else {
         throw UsageError(
