@@ -58,7 +58,8 @@ public struct DebianTorArtiConfiguration: Sendable, Equatable {
       }
     }
     guard authorities > 0 else {
-      throw ArtiTorError("--tor-base \(path): no DirAuthority line (tor would use the public network)")
+      throw ArtiTorError(
+        "--tor-base \(path): no DirAuthority line (tor would use the public network)")
     }
   }
 

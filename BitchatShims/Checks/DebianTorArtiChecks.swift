@@ -38,7 +38,10 @@ enum DebianTorArtiChecks {
       let cases: [(String, Int32?)] = [
         ("NOTICE BOOTSTRAP PROGRESS=0 TAG=starting SUMMARY=\"Starting\"", 0),
         ("NOTICE BOOTSTRAP PROGRESS=5 TAG=conn SUMMARY=\"Connecting to a relay\"", 0),
-        ("NOTICE BOOTSTRAP PROGRESS=95 TAG=circuit_create SUMMARY=\"Establishing a Tor circuit\"", 0),
+        (
+          "NOTICE BOOTSTRAP PROGRESS=95 TAG=circuit_create SUMMARY=\"Establishing a Tor circuit\"",
+          0
+        ),
         ("WARN BOOTSTRAP PROGRESS=5 TAG=conn SUMMARY=\"x\" WARNING=\"y\" REASON=CONNECTREFUSED", 0),
         ("NOTICE BOOTSTRAP PROGRESS=100 TAG=done SUMMARY=\"Done\"", 100),
         ("NOTICE BOOTSTRAP TAG=done", nil),
@@ -51,7 +54,9 @@ enum DebianTorArtiChecks {
     },
     Check("arti over tor: a base that would unpin tor is refused, naming the file and line") {
       refuses("SafeLogging 0\n", "no DirAuthority line")
-        ?? refuses(base(authorityPort: 9) + "FallbackDir 127.0.0.1:80 orport=9 id=\(hex40)\n", ":4: 'FallbackDir'")
+        ?? refuses(
+          base(authorityPort: 9) + "FallbackDir 127.0.0.1:80 orport=9 id=\(hex40)\n",
+          ":4: 'FallbackDir'")
         ?? refuses(base(authorityPort: 9) + "SocksPort 9050\n", ":4: 'SocksPort'")
         ?? refuses(base(authorityPort: 9) + "UseBridges 1\n", "'UseBridges'")
         ?? refuses(base(authorityPort: 9) + "DisableNetwork 0\n", "'DisableNetwork'")
@@ -74,7 +79,8 @@ enum DebianTorArtiChecks {
       }
       return torrc.contains("DisableNetwork") ? "torrc sets DisableNetwork" : nil
     },
-    Check("arti over tor: a real tor that cannot bootstrap: 0, Bootstrapping..., no SOCKS, stopped") {
+    Check("arti over tor: a real tor that cannot bootstrap: 0, Bootstrapping..., no SOCKS, stopped")
+    {
       guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tor") else {
         return "needs Debian's tor (/usr/bin/tor)"
       }
@@ -100,9 +106,14 @@ enum DebianTorArtiChecks {
       usleep(1_500_000)
       guard arti_is_running() == 1, arti_bootstrap_progress() == 0,
         summary() == "Bootstrapping..."
-      else { return "running \(arti_is_running()) progress \(arti_bootstrap_progress()) '\(summary())'" }
-      guard !ExternalArtiBootstrap.accepts("127.0.0.1:\(socksPort)") else { return "SOCKS bound before 100" }
-      let notice = (try? String(contentsOfFile: directory + "/logs/notice.log", encoding: .utf8)) ?? ""
+      else {
+        return "running \(arti_is_running()) progress \(arti_bootstrap_progress()) '\(summary())'"
+      }
+      guard !ExternalArtiBootstrap.accepts("127.0.0.1:\(socksPort)") else {
+        return "SOCKS bound before 100"
+      }
+      let notice =
+        (try? String(contentsOfFile: directory + "/logs/notice.log", encoding: .utf8)) ?? ""
       guard notice.contains("Bootstrapped 0%") || notice.contains("Bootstrapped 5%") else {
         return "tor's notice log shows no bootstrap: \(notice.suffix(300))"
       }
