@@ -3,7 +3,7 @@
 // sleep, and the SOCKS listener bound only after the bootstrap. What lib.rs gets from
 // arti-client (TorClient::create_bootstrapped, the SOCKS listener) comes from an ArtiBootstrap
 // backend: on the mock lane, the harness's mock Tor with the arti personality, which itself
-// binds SOCKS only once bootstrapped.
+// binds SOCKS only once bootstrapped; on the real-Tor lane, Debian's tor (DebianTorArtiBootstrap).
 import Foundation
 
 #if canImport(Glibc)
@@ -68,24 +68,34 @@ final class ArtiShutdown: @unchecked Sendable {
 /// does not look at the shutdown signal), then serve SOCKS on `socksPort` until shutdown.
 public protocol ArtiBootstrap: Sendable {
   /// Blocks until bootstrapped; throws the error text lib.rs would put after "Error: ".
-  func bootstrap(stateDirectory: String, cacheDirectory: String) throws
+  func bootstrap(stateDirectory: String, cacheDirectory: String) throws -> any ArtiClient
+}
+
+/// A bootstrapped client (lib.rs's TorClient).
+public protocol ArtiClient: Sendable {
   /// Binds the SOCKS listener (after the bootstrap) and serves until `stop` is called.
-  func serveSOCKS(port: UInt16) throws -> ArtiListener
+  func serveSOCKS(port: UInt16) throws -> any ArtiListener
 }
 
 public protocol ArtiListener: Sendable {
   func stop()
 }
 
-/// Which backend: FAILCLOSED_ARTI=external:HOST:PORT (default external:127.0.0.1:39050) waits
-/// for the harness's mock Tor (arti personality) to bind its SOCKS port, which it does only
-/// once its bootstrap plan completes; that port then is the listener.
-enum ArtiBackendChoice {
+/// Which backend. The mock lane: FAILCLOSED_ARTI=external:HOST:PORT (default
+/// external:127.0.0.1:39050) waits for the harness's mock Tor (arti personality) to bind its
+/// SOCKS port, which it does only once its bootstrap plan completes; that port then is the
+/// listener. The real-Tor lane: the driver's `--tor-base` calls ``useDebianTor(_:)``.
+public enum ArtiBackendChoice {
   static func fromEnvironment() -> any ArtiBootstrap {
     let value = ProcessInfo.processInfo.environment["FAILCLOSED_ARTI"] ?? "external:127.0.0.1:39050"
     let parts = value.split(separator: ":", maxSplits: 1).map(String.init)
     let address = parts.count == 2 ? parts[1] : "127.0.0.1:39050"
     return ExternalArtiBootstrap(address: address)
+  }
+
+  /// Every later arti_start runs Debian's tor (``DebianTorArtiBootstrap``).
+  public static func useDebianTor(_ configuration: DebianTorArtiConfiguration) {
+    ArtiState.shared.backend = DebianTorArtiBootstrap(configuration: configuration)
   }
 }
 
@@ -172,11 +182,12 @@ func runArti(
   let stateDirectory = dataDirectory + "/state"
   let cacheDirectory = dataDirectory + "/cache"
   state.bootstrapSummary = "Bootstrapping..."
-  try backend.bootstrap(stateDirectory: stateDirectory, cacheDirectory: cacheDirectory)
+  let client = try backend.bootstrap(stateDirectory: stateDirectory, cacheDirectory: cacheDirectory)
   state.bootstrapProgress = 100
   state.bootstrapSummary = "Ready"
-  let listener = try backend.serveSOCKS(port: socksPort)
+  let listener = try client.serveSOCKS(port: socksPort)
   shutdown.wait()
-  listener.stop()
+  // lib.rs: the summary, then run_arti returns and drops the listener and the client.
   state.bootstrapSummary = "Shutting down..."
+  listener.stop()
 }

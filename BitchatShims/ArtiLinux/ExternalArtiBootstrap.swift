@@ -12,15 +12,18 @@ import Foundation
 struct ExternalArtiBootstrap: ArtiBootstrap {
   let address: String
 
-  func bootstrap(stateDirectory: String, cacheDirectory: String) throws {
+  func bootstrap(stateDirectory: String, cacheDirectory: String) throws -> any ArtiClient {
     try FileManager.default.createDirectory(
       atPath: stateDirectory, withIntermediateDirectories: true)
     try FileManager.default.createDirectory(
       atPath: cacheDirectory, withIntermediateDirectories: true)
     while !Self.accepts(address) { usleep(100_000) }
+    return ExternalClient()
   }
 
-  func serveSOCKS(port: UInt16) throws -> ArtiListener { ExternalListener() }
+  struct ExternalClient: ArtiClient {
+    func serveSOCKS(port: UInt16) throws -> any ArtiListener { ExternalListener() }
+  }
 
   struct ExternalListener: ArtiListener {
     func stop() {}

@@ -4,7 +4,7 @@ import Foundation
 
 /// A bootstrap the check controls: finishes when `release()` is called; records the order in
 /// which lib.rs's steps happened.
-final class ControlledBootstrap: ArtiBootstrap, @unchecked Sendable {
+final class ControlledBootstrap: ArtiBootstrap, ArtiClient, @unchecked Sendable {
   private let lock = NSLock()
   private let gate = DispatchSemaphore(value: 0)
   private var steps: [String] = []
@@ -12,10 +12,11 @@ final class ControlledBootstrap: ArtiBootstrap, @unchecked Sendable {
   func note(_ step: String) { lock.withLock { steps.append(step) } }
   func release() { gate.signal() }
 
-  func bootstrap(stateDirectory: String, cacheDirectory: String) throws {
+  func bootstrap(stateDirectory: String, cacheDirectory: String) throws -> any ArtiClient {
     note("bootstrap-started")
     gate.wait()
     note("bootstrapped")
+    return self
   }
 
   func serveSOCKS(port: UInt16) throws -> ArtiListener {

@@ -5,9 +5,11 @@ import Tor
 import ArtiLinux
 
 // bitchat-source-driver --actions FILE [--state-dir DIR] [--ca FILE]
-//                       [--transport apple|linux-foundation]
+//                       [--transport apple|linux-foundation] [--tor-base TORRC]
 // Everything bitchat keeps on disk goes under the state directory: its Application Support
 // (XDG_DATA_HOME: the Arti data directory, the relay-directory cache) and UserDefaults.
+// --tor-base: arti.h runs Debian's tor pinned by that base (the real-Tor lane), its logs in
+// <state-dir>/tor; without it, arti.h waits for the mock Tor's SOCKS port (the mock lane).
 
 func usage(_ message: String) -> Never {
   FileHandle.standardError.write(("bitchat-source-driver: " + message + "\n").data(using: .utf8)!)
@@ -32,6 +34,14 @@ if let transport = options["transport"] {
     usage("--transport must be apple or linux-foundation, got '\(transport)'")
   }
   BitchatTransport.current = chosen
+}
+if let base = options["tor-base"] {
+  do {
+    ArtiBackendChoice.useDebianTor(
+      try DebianTorArtiConfiguration(baseTorrcPath: base, logDirectory: stateDirectory + "/tor"))
+  } catch {
+    usage("\(error)")
+  }
 }
 if let ca = options["ca"] {
   guard let pem = try? String(contentsOfFile: ca, encoding: .utf8) else { usage("--ca \(ca): unreadable") }

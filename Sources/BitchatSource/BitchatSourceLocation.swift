@@ -10,10 +10,17 @@ public enum BitchatSourceLocation {
     return url.path
   }
 
-  /// `../shared/upstream/bitchat` relative to the package root.
+  /// $FAILCLOSED_BITCHAT_SRC when set (another checkout, or none: the tests of a fresh clone),
+  /// else `../shared/upstream/bitchat` relative to the package root.
   public static var defaultCheckout: String {
-    ((packageRoot as NSString).appendingPathComponent("../shared/upstream/bitchat") as NSString)
-      .standardizingPath
+    if let explicit = ProcessInfo.processInfo.environment["FAILCLOSED_BITCHAT_SRC"],
+      !explicit.isEmpty
+    {
+      return explicit
+    }
+    return
+      ((packageRoot as NSString).appendingPathComponent("../shared/upstream/bitchat")
+      as NSString).standardizingPath
   }
 
   /// $FAILCLOSED_CACHE, else $XDG_CACHE_HOME/failclosed, else ~/.cache/failclosed; then

@@ -16,7 +16,7 @@ public struct BitchatSourcePackage: Sendable {
     "FailClosedSupport", "Digest", "SOCKS", "HTTPCodec", "TLS", "COpenSSL",
   ]
   /// Bumped when the generated layout changes, so old caches are not reused.
-  static let layoutVersion = "2"
+  static let layoutVersion = "3"
 
   public let tree: BitchatTree
   public let shimsDirectory: String
@@ -172,7 +172,7 @@ public struct BitchatSourcePackage: Sendable {
             name: "FoundationNetworkingShim",
             dependencies: ["Combine", "TLS", "SOCKS", "HTTPCodec", "FailClosedSupport"],
             swiftSettings: [.swiftLanguageMode(.v5)]),
-          .target(name: "ArtiLinux"),
+          .target(name: "ArtiLinux", dependencies: ["FailClosedSupport"]),
           .target(name: "BitLogger", dependencies: ["FoundationNetworkingShim"], swiftSettings: bitchat),
           .target(
             name: "Tor", dependencies: ["BitLogger", "Combine", "Network", "ArtiLinux", "FoundationNetworkingShim"],

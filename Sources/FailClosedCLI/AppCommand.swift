@@ -16,6 +16,9 @@ public struct AppCommand: Command {
                           [--state-dir DIR] [--socks HOST:PORT] [--directory-url URL]
                           [--relay URL]... [--torrc-base FILE] [--tor-binary PATH]
                           [--bridge LINE]...
+           failclosed app --bitchat-src DIR --actions FILE|- [--backend arti|tor]
+                          [--state-dir DIR] [--socks HOST:PORT] [--ca FILE]
+                          [--torrc-base FILE] [--transport apple|linux-foundation]
 
     Reads timed actions (JSON lines or a JSON array; see docs/app-driver.md) and prints each
     state change, notification, socket opened and request as a JSON line with its virtual time.
@@ -34,6 +37,13 @@ public struct AppCommand: Command {
     authentication). Bridges come from preferences.json key tor.bridges (an array of bridge
     lines), which --bridge LINE (repeatable) replaces; the hardened profile uses them (a
     malformed line: tor is not started), bitchat ignores them (it has no bridge support).
+
+    --bitchat-src DIR runs bitchat's own code instead of the model (the bitchat-source lane,
+    docs/bitchat-source.md): the driver built from the bitchat checkout at DIR (cached) reads
+    the same actions and prints the same events, in real time. --backend arti (default): its
+    arti.h waits for a Tor's SOCKS port at --socks (the mock's); --backend tor: arti.h runs
+    Debian's tor pinned by --torrc-base. --transport linux-foundation uses stock
+    swift-corelibs URLSession (which ignores the SOCKS proxy: a canary).
     """
   public let options: [OptionSpec] = [
     OptionSpec("actions", .single, valueName: "FILE|-", help: "the actions file, - for stdin"),
@@ -70,11 +80,23 @@ public struct AppCommand: Command {
     OptionSpec(
       "bridge", .repeated, valueName: "LINE",
       help: "sets preferences key tor.bridges (repeatable; used by the hardened profile)"),
+    OptionSpec(
+      "bitchat-src", .single, valueName: "DIR",
+      help: "run bitchat's own code from this checkout instead of the model"),
+    OptionSpec(
+      "transport", .single, valueName: "NAME",
+      help: "--bitchat-src: apple (default) or linux-foundation"),
   ]
 
   public func run(_ arguments: ParsedArguments) async throws -> Int32 {
     guard let actionsPath = arguments.value("actions") else {
       throw UsageError("--actions is required (a file, or - for stdin)")
+    }
+    if let checkout = arguments.value("bitchat-src") {
+      return try runBitchatSource(arguments, checkout: checkout)
+    }
+    if arguments.value("transport") != nil {
+      throw UsageError("--transport needs --bitchat-src (the model has its own transports)")
     }
     var options = AppDriver.Options()
     if let profile = arguments.value("profile") {

@@ -29,7 +29,7 @@ public struct ReplayCommand: Command {
     runs it on the real-Tor lane; it prints measured next to reproduced: the bootstrap stop,
     each target class's reachability, and the app's verdict (a mismatch is a FAILED
     expectation with both values). --sut bitchat-source runs a bitchat scenario on bitchat's
-    own code (see leak-audit --help), in real time.
+    own code (see leak-audit --help), in real time; --bitchat-src DIR alone implies it.
     """
   /// The options; where the scenario comes from is decided in ``scenario(_:)`` alone.
   public let options: [OptionSpec] = [
@@ -57,15 +57,12 @@ public struct ReplayCommand: Command {
       throw UsageError("replay needs root (network namespaces, nftables, libpcap capture)")
     }
     guard var scenario = try Self.scenario(arguments) else { return ExitCode.usage }
-    let sut = arguments.value("sut") ?? "model"
-    guard ["model", "bitchat-source"].contains(sut) else {
-      throw UsageError("--sut: expected model or bitchat-source, got '\(sut)'")
-    }
+    let sut = try BitchatSourceLane.systemUnderTest(arguments)
     if sut == "bitchat-source" {
       guard BitchatSourceLane.runsOnSource(scenario) else {
         throw UsageError(
-          "--sut bitchat-source: \(scenario.path) is not a bitchat scenario of the mock lane with "
-            + "the arti personality")
+          "--sut bitchat-source: \(scenario.path) is not a bitchat scenario (the mock lane's "
+            + "with the arti personality, or the real-Tor lane's)")
       }
       scenario = BitchatSourceLane.onSource(scenario)
     }
@@ -94,7 +91,8 @@ public struct ReplayCommand: Command {
       // A private Tor network of its own, started and torn down for this one scenario.
       let real = await LeakAuditCommand.runRealLane(
         [scenario], executable: LeakAuditCommand.executablePath(),
-        directory: work + "/real-lane", total: 1, progress: ProgressCounter())
+        directory: work + "/real-lane", total: 1, progress: ProgressCounter(),
+        bitchatSourceDriver: driver)
       result = real.results[0]
       networkReady = real.networkReadySeconds
       Self.emit("\nevents (real seconds):")

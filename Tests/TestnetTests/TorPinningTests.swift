@@ -39,6 +39,19 @@ import TorControl
     "Tests/RealTorLaneTests/ExecRealTorTests.swift":
       "only checks /usr/bin/tor exists; `exec --tor real` starts it through ExecRealTor: "
       + "TorrcBuilder.client plus the private network's DirAuthority lines, in the device",
+    "BitchatShims/ArtiLinux/DebianTorArtiConfiguration.swift":
+      "arti.h over Debian's tor (bitchat-source, real lane): the base must have a DirAuthority "
+      + "line and no FallbackDir, bridge, %include or option the backend owns, loopback only "
+      + "outside a harness namespace (checkBase, refused naming the line; bitchat-source-checks), "
+      + "plus UseDefaultFallbackDirs 0; the real lane gives it the network's clientBase",
+    "Tests/BitchatSourceTests/BitchatSourceLaneTests.swift":
+      "only checks /usr/bin/tor exists; the leak-audit it runs starts tor through arti.h over "
+      + "Debian's tor (DebianTorArtiConfiguration), in the device",
+    "BitchatShims/ArtiLinux/DebianTorArtiBootstrap.swift":
+      "starts tor with DebianTorArtiConfiguration.torrc (the checked base), in the app's "
+      + "namespace (the real lane's device)",
+    "BitchatShims/Checks/DebianTorArtiChecks.swift":
+      "a tor through that configuration, its one DirAuthority on a closed loopback port",
   ]
 
   static func files(under directory: String) -> [String] {
@@ -56,7 +69,7 @@ import TorControl
   @Test func everyPlaceThatStartsTorIsReviewed() throws {
     var found: Set<String> = []
     for path in Self.files(under: "Sources") + Self.files(under: "Tests")
-      + Self.files(under: "tools")
+      + Self.files(under: "tools") + Self.files(under: "BitchatShims")
     where path != "Tests/TestnetTests/TorPinningTests.swift" {
       guard let data = FileManager.default.contents(atPath: Self.root + "/" + path),
         let text = String(data: data, encoding: .utf8)

@@ -32,13 +32,15 @@ extension ScenarioCommandLines {
 
   /// The bitchat-source driver's command line: the same actions file and state directory as
   /// `failclosed app` (preferences.json, the relay-directory cache), the world's CA for TLS.
+  /// On the real-Tor lane, `torrcBase` (the private network's settings) makes arti.h run
+  /// Debian's tor pinned by it, with its logs in `<state>/tor` where the lane reads them.
   public static func bitchatSourceApp(
     driver: String, transport: String, actionsFile: String, stateDirectory: String,
-    trustAnchors: String
+    trustAnchors: String, torrcBase: String? = nil
   ) -> [String] {
     [
       driver, "--actions", actionsFile, "--state-dir", stateDirectory, "--ca", trustAnchors,
       "--transport", transport,
-    ]
+    ] + (torrcBase.map { ["--tor-base", $0] } ?? [])
   }
 }

@@ -21,11 +21,18 @@ public final class RealLaneRunner: @unchecked Sendable {
     public var grace: Double
     /// Slack over a scenario's duration before the app is killed (tor's start-up included).
     public var slack: Double
+    /// The bitchat-source lane's driver: `bitchat-source` scenarios run bitchat's own code,
+    /// its arti.h over Debian's tor.
+    public var bitchatSourceDriver: String?
 
-    public init(executable: String, grace: Double = 1, slack: Double = 45) {
+    public init(
+      executable: String, grace: Double = 1, slack: Double = 45,
+      bitchatSourceDriver: String? = nil
+    ) {
       self.executable = executable
       self.grace = grace
       self.slack = slack
+      self.bitchatSourceDriver = bitchatSourceDriver
     }
   }
 

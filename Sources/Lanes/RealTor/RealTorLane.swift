@@ -37,6 +37,8 @@ class RealTorLaneRun: LaneRun {
   private let fetcher = ExitFetcher()
   private var fetched: Bool?
   private var lastPoll = -1.0
+  /// Set when the scenario runs bitchat's own code (its arti.h over Debian's tor).
+  private var sourceTransport: String?
 
   var runner: RealLaneRunner { lane.runner }
   var sandbox: SandboxRun { runner.sandbox }
@@ -44,6 +46,8 @@ class RealTorLaneRun: LaneRun {
   var capturePath: String { lane.pcapPath ?? workDirectory + "/capture.pcap" }
   var keptPcapPath: String? { lane.pcapPath }
   var timeScale: Double { 1 }
+  /// bitchat's own code reads the wall clock from its own start: its time 0 is its launch.
+  var sharesRunClock: Bool { sourceTransport == nil }
   var deadline: Double { scenario.duration + runner.options.slack }
 
   init(_ scenario: Scenario, lane: RealTorLane) throws {
@@ -58,6 +62,8 @@ class RealTorLaneRun: LaneRun {
     try FileManager.default.createDirectory(
       atPath: workDirectory + "/state", withIntermediateDirectories: true)
     targets = try lane.runner.targets()
+    sourceTransport = try ScenarioCommandLines.bitchatSourceTransport(
+      scenario, driver: lane.runner.options.bitchatSourceDriver, substitute: false)
     try FileManager.default.createDirectory(
       atPath: ((lane.pcapPath ?? workDirectory + "/capture.pcap") as NSString)
         .deletingLastPathComponent,
@@ -101,7 +107,13 @@ class RealTorLaneRun: LaneRun {
   func appCommand(actionsFile: String, stateDirectory: String, epoch: MonotonicInstant?)
     -> [String]
   {
-    ScenarioCommandLines.app(
+    if let sourceTransport, let driver = runner.options.bitchatSourceDriver {
+      return ScenarioCommandLines.bitchatSourceApp(
+        driver: driver, transport: sourceTransport, actionsFile: actionsFile,
+        stateDirectory: stateDirectory, trustAnchors: trustAnchors,
+        torrcBase: workDirectory + "/torrc-base")
+    }
+    return ScenarioCommandLines.app(
       scenario, executable: runner.options.executable, timeScale: 1, actionsFile: actionsFile,
       stateDirectory: stateDirectory, trustAnchors: trustAnchors,
       torrcBase: workDirectory + "/torrc-base", epoch: epoch)
