@@ -40,6 +40,40 @@ import Testing
       explained: known)
   }
 
+  /// lib.rs's restart race on bitchat's code (docs/bitchat-source.md, "Findings"): a run that
+  /// carries its trace is explained by the finding; the same failure without the trace is an
+  /// unexplained difference (canary), and so is the trace in another scenario.
+  @Test func aKnownFindingsTraceExplainsItsRunAndNothingElse() {
+    let scenario = "path-change-and-restart"
+    let model = Self.healthy() + [ScenarioEvent(time: 80, name: "TorWillRestart")]
+    var stuck = Array(Self.healthy().prefix(2)) + [ScenarioEvent(time: 80, name: "TorWillRestart")]
+    let plain = stuck
+    stuck.append(
+      ScenarioEvent(
+        time: 81, name: "tor.bootstrapSummary", fields: ["value": "Shutting down..."]))
+    func observation(_ events: [ScenarioEvent], name: String) -> ComparisonObservation {
+      let result = ScenarioResult(
+        scenario: makeScenario(
+          [.noLeak, .notification(name: "TorDidBecomeReady", by: 20, count: nil)], name: name),
+        outcome: makeOutcome(events: events))
+      return ComparisonObservation(result)
+    }
+    let traced = observation(stuck, name: scenario)
+    #expect(traced.findings == [BitchatSourceFindings.restartRace.title])
+    let explained = ScenarioComparison(
+      scenario: scenario, a: observation(model, name: scenario), b: traced, explained: .none)
+    #expect(!explained.differences.isEmpty)
+    #expect(explained.unexplained.isEmpty)
+    #expect(explained.differences.allSatisfy { $0.explanation?.contains("lib.rs") == true })
+
+    let untraced = ScenarioComparison(
+      scenario: scenario, a: observation(model, name: scenario),
+      b: observation(plain, name: scenario), explained: .none)
+    #expect(!untraced.unexplained.isEmpty)
+    let elsewhere = observation(stuck, name: "stall-past-75s")
+    #expect(elsewhere.findings == [])
+  }
+
   @Test func theSameRunIsTheSameAndTimesWithinTheToleranceAgree() {
     #expect(Self.compare(Self.healthy(), Self.healthy()).differences.isEmpty)
     // Readiness 1.2 s later (bitchat's 1.25 s SOCKS probe cadence): the same.

@@ -32,12 +32,15 @@ public struct ComparisonObservation: Sendable, Equatable, Codable {
   public var messages: [String]
   /// Leaks the judge counted: "dns to 10.77.3.2:53".
   public var leaks: [String]
+  /// Known findings in bitchat's own code whose trace the run carries
+  /// (``BitchatSourceFindings``); optional so an older report.json still reads back.
+  public var findings: [String]?
 
   public init(
     verdict: String, runError: String? = nil, expectations: [Expectation] = [],
     notifications: [String: [Double]] = [:], milestones: [Milestone] = [],
     connections: [String] = [], requests: [String] = [], messages: [String] = [],
-    leaks: [String] = []
+    leaks: [String] = [], findings: [String]? = nil
   ) {
     self.verdict = verdict
     self.runError = runError
@@ -48,6 +51,7 @@ public struct ComparisonObservation: Sendable, Equatable, Codable {
     self.requests = requests
     self.messages = messages
     self.leaks = leaks
+    self.findings = findings
   }
 
   /// bitchat's notification names (TorManager, NetworkActivationService).
@@ -112,7 +116,10 @@ public struct ComparisonObservation: Sendable, Equatable, Codable {
       connections: connections.sorted(), requests: requests.sorted(), messages: messages.sorted(),
       leaks: Set(
         result.judgement.leaks.map { "\($0.leakClass.rawValue) to \($0.destination)" }
-      ).sorted())
+      ).sorted(),
+      findings: BitchatSourceFindings.all.filter {
+        $0.scenario == result.scenario.name && $0.signature(result.outcome.events)
+      }.map(\.title))
   }
 
   static func rounded(_ t: Double) -> Double { (t * 1000).rounded() / 1000 }
