@@ -33,14 +33,16 @@ public struct CheckCommand: Command {
   public let options: [OptionSpec] = [
     OptionSpec("mutate", .flag, help: "run each scenario with and without its faults (root)"),
     OptionSpec(
-      "jobs", .single, valueName: "N", help: "scenarios run side by side (default 2)"),
+      "jobs", .single, valueName: "N",
+      help: "scenarios run side by side \(ScenarioJobs.helpText)"),
     OptionSpec("time-scale", .single, valueName: "N", help: "virtual seconds per second (25)"),
   ]
 
   public func run(_ arguments: ParsedArguments) async throws -> Int32 {
     let paths = arguments.positional.isEmpty ? ["Scenarios"] : arguments.positional
     let mutate = arguments.has("mutate")
-    let jobs = try arguments.integer("jobs", in: 1...16) ?? 2
+    let jobs =
+      try arguments.integer("jobs", in: 1...ScenarioJobs.maximum) ?? ScenarioJobs.defaultCount
     let scale = try arguments.integer("time-scale", in: 1...1000) ?? 25
     if mutate, !Privilege.isRoot {
       throw UsageError(

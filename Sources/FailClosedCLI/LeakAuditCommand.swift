@@ -70,7 +70,8 @@ public struct LeakAuditCommand: Command {
     OptionSpec(
       "lane", .single, valueName: "mock|real|all", help: "which lanes run (default all)"),
     OptionSpec(
-      "jobs", .single, valueName: "N", help: "mock scenarios run side by side (default 2)"),
+      "jobs", .single, valueName: "N",
+      help: "mock scenarios run side by side \(ScenarioJobs.helpText)"),
     OptionSpec("keep-pcaps", .flag, help: "keep every capture in DIR/pcaps, not only failures"),
     OptionSpec("time-scale", .single, valueName: "N", help: "virtual seconds per second (25)"),
     OptionSpec(
@@ -100,7 +101,8 @@ public struct LeakAuditCommand: Command {
     guard ["mock", "real", "all"].contains(lanes) else {
       throw UsageError("--lane: expected mock, real or all, got '\(lanes)'")
     }
-    let jobs = try arguments.integer("jobs", in: 1...16) ?? 2
+    let jobs =
+      try arguments.integer("jobs", in: 1...ScenarioJobs.maximum) ?? ScenarioJobs.defaultCount
     let scale = try arguments.integer("time-scale", in: 1...1000) ?? 25
     guard Privilege.isRoot else {
       throw UsageError("leak-audit needs root (network namespaces, nftables, libpcap capture)")

@@ -33,11 +33,27 @@ import Testing
     let binary = try #require(ExecCommandTests.binary, "needs the failclosed binary (swift build)")
     let clock = ScaledClock(
       factor: Self.scale, epoch: MonotonicInstant.now.advanced(bySeconds: 0.3))
-    let mock = try Self.mockWindow(binary, clock: clock)
-    let app = try Self.appWindow(binary, clock: clock, epoch: clock.epoch)
-    #expect(
-      mock.contains, "mock stamped \(mock.stamp), the run's clock read [\(mock.from), \(mock.to)]")
-    #expect(app.contains, "app stamped \(app.stamp), the run's clock read [\(app.from), \(app.to)]")
+    // As NTP keeps its shortest round trip: a round trip stretched by load (seen at 50 ms real,
+    // 1.25 virtual s, with the CLI tests running side by side) bounds little, so up to five
+    // pairs are taken and the tightest of each kept. Every stamp must fall in its own window.
+    var mocks: [Window] = []
+    var apps: [Window] = []
+    for _ in 0..<5 {
+      mocks.append(try Self.mockWindow(binary, clock: clock))
+      apps.append(try Self.appWindow(binary, clock: clock, epoch: clock.epoch))
+      if mocks.map(\.width).min()! + apps.map(\.width).min()! < 0.5 { break }
+    }
+    for mock in mocks {
+      #expect(
+        mock.contains, "mock stamped \(mock.stamp), the run's clock read [\(mock.from), \(mock.to)]"
+      )
+    }
+    for app in apps {
+      #expect(
+        app.contains, "app stamped \(app.stamp), the run's clock read [\(app.from), \(app.to)]")
+    }
+    let mock = mocks.min { $0.width < $1.width }!
+    let app = apps.min { $0.width < $1.width }!
     let bound = mock.width + app.width + 2 * Self.rounding
     // What a reader of the reports may rely on: both stamp an instant within `bound` of each
     // other (virtual seconds). Printed for the record; it is a measurement, not a guess.
