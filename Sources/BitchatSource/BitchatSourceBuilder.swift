@@ -63,35 +63,11 @@ public struct BitchatSourceBuilder: Sendable {
     return Result(executable: package.executablePath, cached: false, seconds: seconds)
   }
 
+  /// Every product: the driver and the checks (BitchatShims/Checks).
   private func runBuild(progress: @Sendable (String) -> Void) throws -> (
     status: Int32, text: String
   ) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: swiftExecutable)
-    // Every product: the driver and the checks (BitchatShims/Checks).
-    process.arguments = ["build", "--package-path", package.directory]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    var text = ""
-    var pending = Data()
-    let handle = pipe.fileHandleForReading
-    while true {
-      let chunk = handle.availableData
-      if chunk.isEmpty { break }
-      pending += chunk
-      while let newline = pending.firstIndex(of: 10) {
-        let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
-        pending = Data(pending[(newline + 1)...])
-        text += line + "\n"
-        if line.hasPrefix("[") || line.hasPrefix("Build") || line.contains("error:") {
-          progress("  " + line)
-        }
-      }
-    }
-    text += String(decoding: pending, as: UTF8.self)
-    process.waitUntilExit()
-    return (process.terminationStatus, text)
+    try SwiftBuildProcess.run(
+      swiftExecutable, ["build", "--package-path", package.directory], progress: progress)
   }
 }

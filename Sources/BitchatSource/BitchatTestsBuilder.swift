@@ -33,7 +33,7 @@ public struct BitchatTestsBuilder: Sendable {
     }
     try package.write()
     progress("bitchat-tests: building (first build of this key; a few minutes on two cores)")
-    let (status, text) = try Self.run(
+    let (status, text) = try SwiftBuildProcess.run(
       swiftExecutable, ["build", "--build-tests", "--package-path", package.directory],
       progress: progress)
     guard status == 0 else {
@@ -49,38 +49,6 @@ public struct BitchatTestsBuilder: Sendable {
     let seconds = Date().timeIntervalSince(started)
     progress("bitchat-tests: built in \(String(format: "%.1f", seconds)) s")
     return Result(package: package, cached: false, seconds: seconds)
-  }
-
-  /// Runs a process, handing `progress` SwiftPM's step and error lines; status and all output.
-  static func run(_ executable: String, _ arguments: [String], progress: @Sendable (String) -> Void)
-    throws -> (Int32, String)
-  {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    var text = ""
-    var pending = Data()
-    let handle = pipe.fileHandleForReading
-    while true {
-      let chunk = handle.availableData
-      if chunk.isEmpty { break }
-      pending += chunk
-      while let newline = pending.firstIndex(of: 10) {
-        let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
-        pending = Data(pending[(newline + 1)...])
-        text += line + "\n"
-        if line.hasPrefix("[") || line.hasPrefix("Build") || line.contains("error:") {
-          progress("  " + line)
-        }
-      }
-    }
-    text += String(decoding: pending, as: UTF8.self)
-    process.waitUntilExit()
-    return (process.terminationStatus, text)
   }
 }
 
