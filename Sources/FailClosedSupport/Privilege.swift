@@ -17,4 +17,11 @@ public enum Privilege {
     if isRoot || isCI { return nil }
     return "needs root (network namespaces, nftables, libpcap capture); run as root or in CI"
   }
+
+  /// Why a test that needs a tool or file cannot run here, or nil when it can: `available`
+  /// says whether it is here. In CI a missing tool is not a reason to skip: the test runs and
+  /// fails (its `#require`).
+  public static func skipReason(unless available: Bool, _ reason: String) -> String? {
+    available || isCI ? nil : reason
+  }
 }

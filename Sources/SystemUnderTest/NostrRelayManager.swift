@@ -280,11 +280,8 @@
     guard dependencies.activationAllowed() else { return }
     let targets = allowedRelayList(from: relayUrls)
     guard !targets.isEmpty else { return }
-    var existing = Set(relays.map(\.url))
-    for url in targets where !existing.contains(url) {
-      relays.append(Relay(url: url))
-      existing.insert(url)
-    }
+    let known = Set(relays.map(\.url))
+    relays += targets.filter { !known.contains($0) }.map { Relay(url: $0) }
     connectToRelays(targets)
   }
 
@@ -300,43 +297,44 @@
   private func connectToRelays(_ relayUrls: [String]) {
     guard dependencies.activationAllowed() else { return }
     sweepExpiredSubscriptions()
-    let targets = allowedRelayList(from: relayUrls).filter {
-      connections[$0] == nil && !isPermanentlyFailed($0)
+    let unconnected = unconnectedRelays(relayUrls)
+    if unconnected.isEmpty { return }
+    guard !shouldWaitForTorBeforeConnecting else {
+      return queueConnectionsUntilTorReady(unconnected)
     }
-    guard !targets.isEmpty else { return }
-    if shouldWaitForTorBeforeConnecting {
-      queueConnectionsUntilTorReady(targets)
-      return
-    }
-    for url in targets { connectToRelay(url) }
+    unconnected.forEach(connectToRelay)
+  }
+
+  /// The allowed relays among `urls` with no connection yet and not given up on.
+  private func unconnectedRelays(_ urls: [String]) -> [String] {
+    allowedRelayList(from: urls).filter { connections[$0] == nil && !isPermanentlyFailed($0) }
   }
 
   private func queueConnectionsUntilTorReady(_ relayUrls: [String]) {
-    let targets = allowedRelayList(from: relayUrls).filter {
-      connections[$0] == nil && !isPermanentlyFailed($0)
-    }
-    guard !targets.isEmpty else { return }
+    let targets = unconnectedRelays(relayUrls)
+    if targets.isEmpty { return }
     for url in targets where !pendingTorConnectionURLs.contains(url) {
       log.record(.relay, ["relay": .string(url), "phase": "queued"])
     }
     pendingTorConnectionURLs.formUnion(targets)
-    guard !awaitingTorForConnections else { return }
-    awaitingTorForConnections = true
+    // One wait for Tor at a time; later targets join the pending set it will connect.
+    if awaitingTorForConnections { return }
     let generation = connectionGeneration
+    awaitingTorForConnections = true
     dependencies.awaitTorReady { ready in
       guard generation == self.connectionGeneration else { return }
       let pending = Array(self.pendingTorConnectionURLs).sorted()
-      self.pendingTorConnectionURLs.removeAll()
       self.awaitingTorForConnections = false
+      self.pendingTorConnectionURLs = []
       guard ready else {
         self.torReadyWaitAttempts += 1
         if self.torReadyWaitAttempts < RelayBackoff.torReadyMaxWaitAttempts {
           self.queueConnectionsUntilTorReady(pending)
-        } else {
-          // Still fail-closed, but callers waiting on EOSE are released; sends stay queued.
-          self.torReadyWaitAttempts = 0
-          self.unblockPendingEOSECallbacks(reason: "tor-unavailable")
+          return
         }
+        // Still fail-closed, but callers waiting on EOSE are released; sends stay queued.
+        self.torReadyWaitAttempts = 0
+        self.unblockPendingEOSECallbacks(reason: "tor-unavailable")
         return
       }
       self.torReadyWaitAttempts = 0
@@ -585,9 +583,10 @@
     let epoch = eoseEpoch
     eoseTrackers[id] = EOSETracker(notYetSent: relays, callback: callback, epoch: epoch)
     scheduler.schedule(after: RelayBackoff.eoseFallback) {
-      guard let tracker = self.eoseTrackers[id], tracker.epoch == epoch else { return }
-      self.eoseTrackers.removeValue(forKey: id)
-      tracker.callback()
+      // Fires only for this very wait: a newer one under the same id keeps its own timer.
+      if self.eoseTrackers[id]?.epoch == epoch {
+        self.eoseTrackers.removeValue(forKey: id)?.callback()
+      }
     }
   }
 
@@ -664,7 +663,7 @@
         .message,
         ["phase": accepted ? "accepted" : "rejected", "id": .string(id), "relay": .string(url)])
     case .notice:
-      break
+      return  // a relay's human-readable notice changes nothing here
     }
   }
 

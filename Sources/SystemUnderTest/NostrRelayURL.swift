@@ -6,31 +6,27 @@ import Foundation
 /// fragment dropped; the query kept. No .onion special case; cleartext ws:// is accepted.
 public enum NostrRelayURL {
   public static func normalized(_ rawValue: String, defaultScheme: String? = nil) -> String? {
-    var value = rawValue.trimmingCharacters(in: .whitespacesAndNewlines)
-    guard !value.isEmpty else { return nil }
-    if !value.contains("://"), let defaultScheme {
-      value = "\(defaultScheme)://\(value)"
-    }
-    guard var components = URLComponents(string: value),
-      let rawScheme = components.scheme?.lowercased(),
-      let rawHost = components.host?.lowercased(),
-      !rawHost.isEmpty
+    let trimmed = rawValue.trimmingCharacters(in: .whitespacesAndNewlines)
+    if trimmed.isEmpty { return nil }
+    let withScheme =
+      trimmed.contains("://") || defaultScheme == nil ? trimmed : defaultScheme! + "://" + trimmed
+    guard var parts = URLComponents(string: withScheme),
+      let host = parts.host?.lowercased(), !host.isEmpty,
+      let scheme = parts.scheme.map({ $0.lowercased() }),
+      let (normalScheme, defaultPort) = schemes[scheme]
     else { return nil }
-    switch rawScheme {
-    case "wss", "https":
-      components.scheme = "wss"
-      if components.port == 443 { components.port = nil }
-    case "ws", "http":
-      components.scheme = "ws"
-      if components.port == 80 { components.port = nil }
-    default:
-      return nil
-    }
-    components.host = rawHost
-    if components.path == "/" { components.path = "" }
-    components.fragment = nil
-    return components.string
+    parts.scheme = normalScheme
+    if parts.port == defaultPort { parts.port = nil }
+    parts.host = host
+    if parts.path == "/" { parts.path = "" }
+    parts.fragment = nil
+    return parts.string
   }
+
+  /// Accepted schemes: each becomes a WebSocket scheme whose default port is dropped.
+  private static let schemes: [String: (String, Int)] = [
+    "wss": ("wss", 443), "https": ("wss", 443), "ws": ("ws", 80), "http": ("ws", 80),
+  ]
 
   /// The host of a normalised relay URL.
   public static func host(of url: String) -> String? {

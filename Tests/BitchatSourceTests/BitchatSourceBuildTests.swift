@@ -25,7 +25,9 @@ func buildPinned() throws -> BitchatSourceBuilder.Result {
 /// time), so these run one at a time.
 @Suite(
   .serialized,
-  .enabled(if: Privilege.isCI || checkoutSkipReason == nil, "needs the bitchat checkout"))
+  .enabled(
+    if: Privilege.skipReason(unless: checkoutSkipReason == nil, "needs the bitchat checkout")
+      == nil, "needs the bitchat checkout"))
 struct BitchatSourceBuildTests {
   @Test func aSecondRunWithTheSameFilesDoesNotRebuild() throws {
     let first = try buildPinned()
@@ -93,7 +95,9 @@ struct BitchatSourceBuildTests {
 /// where the shims are built (the generated package's bitchat-source-checks).
 @Suite(
   .serialized,
-  .enabled(if: Privilege.isCI || checkoutSkipReason == nil, "needs the bitchat checkout"))
+  .enabled(
+    if: Privilege.skipReason(unless: checkoutSkipReason == nil, "needs the bitchat checkout")
+      == nil, "needs the bitchat checkout"))
 struct BitchatShimContractTests {
   @Test func everyShimAndArtiCheckHolds() throws {
     let result = try buildPinned()

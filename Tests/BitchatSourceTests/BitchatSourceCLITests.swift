@@ -26,7 +26,10 @@ func shortActions(_ seconds: Double) throws -> String {
 
 /// `failclosed app --bitchat-src DIR`: bitchat's own code behind the app command, its options
 /// checked (the model's own options are refused by name), a missing checkout explained.
-@Suite(.enabled(if: Privilege.isCI || binarySkipReason == nil, "needs the built binary"))
+@Suite(
+  .enabled(
+    if: Privilege.skipReason(unless: binarySkipReason == nil, "needs the built binary") == nil,
+    "needs the built binary"))
 struct BitchatSourceAppCommandTests {
   @Test(arguments: [
     (["--relay", "wss://relay.example"], "--relay is the model's"),
@@ -64,7 +67,10 @@ struct BitchatSourceAppCommandTests {
   /// bitchat's code runs the actions and prints the model's event lines: with no Tor at the
   /// SOCKS port its TorManager stays at "Bootstrapping..." and never ready; the driver ends
   /// at the actions' end.
-  @Test(.enabled(if: Privilege.isCI || checkoutSkipReason == nil, "needs the bitchat checkout"))
+  @Test(
+    .enabled(
+      if: Privilege.skipReason(unless: checkoutSkipReason == nil, "needs the bitchat checkout")
+        == nil, "needs the bitchat checkout"))
   func bitchatsOwnCodeRunsTheActions() throws {
     _ = try buildPinned()
     let state = try temporaryDirectory("app-state")
@@ -87,7 +93,9 @@ struct BitchatSourceAppCommandTests {
 /// files and still runs (and passes) the rest.
 @Suite(
   .enabled(if: Privilege.rootSkipReason == nil, "needs root"),
-  .enabled(if: Privilege.isCI || binarySkipReason == nil, "needs the built binary"))
+  .enabled(
+    if: Privilege.skipReason(unless: binarySkipReason == nil, "needs the built binary") == nil,
+    "needs the built binary"))
 struct BitchatSourceFreshCloneTests {
   @Test func withoutACheckoutTheLaneIsSkippedAndTheRestRuns() throws {
     let directory = try temporaryDirectory("fresh-clone")

@@ -20,7 +20,9 @@ let failclosedBinary: String = {
 @Suite(
   .serialized,
   .enabled(if: Privilege.rootSkipReason == nil, "needs root"),
-  .enabled(if: Privilege.isCI || checkoutSkipReason == nil, "needs the bitchat checkout"))
+  .enabled(
+    if: Privilege.skipReason(unless: checkoutSkipReason == nil, "needs the bitchat checkout")
+      == nil, "needs the bitchat checkout"))
 struct BitchatSourceLaneTests {
   @Test func theBaselinePassesOnBitchatsCodeAndTheLinuxFoundationCanaryIsCaught() async throws {
     let driver = try buildPinned().executable
@@ -114,9 +116,13 @@ struct BitchatSourceLeakAuditOptionTests {
 /// at 5% with nothing leaking. `./tools/leak-audit` runs the whole library on the lane.
 @Suite(
   .enabled(if: Privilege.rootSkipReason == nil, "needs root"),
-  .enabled(if: Privilege.isCI || checkoutSkipReason == nil, "needs the bitchat checkout"),
   .enabled(
-    if: Privilege.isCI || FileManager.default.isExecutableFile(atPath: "/usr/bin/tor"),
+    if: Privilege.skipReason(unless: checkoutSkipReason == nil, "needs the bitchat checkout")
+      == nil, "needs the bitchat checkout"),
+  .enabled(
+    if: Privilege.skipReason(
+      unless: FileManager.default.isExecutableFile(atPath: "/usr/bin/tor"), "needs Debian's tor")
+      == nil,
     "needs Debian's tor"))
 struct BitchatSourceLeakAuditLaneTests {
   static let subset = [

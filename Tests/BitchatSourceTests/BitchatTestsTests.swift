@@ -5,7 +5,10 @@ import Testing
 @testable import BitchatSource
 
 /// bitchat's own test files as `failclosed bitchat-tests` finds them in the pinned checkout.
-@Suite(.enabled(if: Privilege.isCI || checkoutSkipReason == nil, "needs the bitchat checkout"))
+@Suite(
+  .enabled(
+    if: Privilege.skipReason(unless: checkoutSkipReason == nil, "needs the bitchat checkout")
+      == nil, "needs the bitchat checkout"))
 struct BitchatTestFilesTests {
   @Test func findsEveryTestFileByPathWithItsFrameworkAndTests() throws {
     try #require(
@@ -235,7 +238,9 @@ struct BitchatTestsReportTests {
 @Suite(
   .serialized,
   .enabled(if: Privilege.rootSkipReason == nil, "needs root"),
-  .enabled(if: Privilege.isCI || checkoutSkipReason == nil, "needs the bitchat checkout"))
+  .enabled(
+    if: Privilege.skipReason(unless: checkoutSkipReason == nil, "needs the bitchat checkout")
+      == nil, "needs the bitchat checkout"))
 struct BitchatTestsCommandTests {
   @Test func everyTestOfThePinnedCommitPassesAndNothingLeavesTheDevice() throws {
     try #require(
@@ -331,7 +336,9 @@ struct BitchatTestsCommandTests {
 /// The command's options: bad input is a usage error naming the option (exit 2, nothing built).
 @Suite(
   .enabled(
-    if: Privilege.isCI || FileManager.default.isExecutableFile(atPath: failclosedBinary),
+    if: Privilege.skipReason(
+      unless: FileManager.default.isExecutableFile(atPath: failclosedBinary),
+      "needs the built failclosed") == nil,
     "needs the built failclosed"))
 struct BitchatTestsOptionTests {
   @Test func aStrayWordABadTimeoutOrAMissingCheckoutIsNamed() throws {

@@ -37,7 +37,10 @@ func copyOfCheckout() throws -> String {
   return copy
 }
 
-@Suite(.enabled(if: Privilege.isCI || checkoutSkipReason == nil, "needs the bitchat checkout"))
+@Suite(
+  .enabled(
+    if: Privilege.skipReason(unless: checkoutSkipReason == nil, "needs the bitchat checkout")
+      == nil, "needs the bitchat checkout"))
 struct BitchatTreeTests {
   @Test func findsTheTorLayerByPathInThePinnedCheckout() throws {
     let tree = try BitchatTree(root: pinnedCheckout)

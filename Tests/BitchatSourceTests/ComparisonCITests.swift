@@ -13,7 +13,9 @@ import Testing
 @Suite(
   .serialized,
   .enabled(if: Privilege.rootSkipReason == nil, "needs root"),
-  .enabled(if: Privilege.isCI || checkoutSkipReason == nil, "needs the bitchat checkout"))
+  .enabled(
+    if: Privilege.skipReason(unless: checkoutSkipReason == nil, "needs the bitchat checkout")
+      == nil, "needs the bitchat checkout"))
 struct ComparisonCITests {
   static let subset = [
     "healthy-baseline", "preference-off-users-choice", "custom-relay-cap",

@@ -32,7 +32,8 @@ import Testing
   @Test(
     .enabled(if: Privilege.rootSkipReason == nil, "needs root"),
     .enabled(
-      if: Privilege.isCI || binary != nil, "needs the failclosed binary (swift build)"),
+      if: Privilege.skipReason(unless: binary != nil, "needs the failclosed binary (swift build)")
+        == nil, "needs the failclosed binary (swift build)"),
     arguments: [SIGTERM, SIGINT])
   func aSignalToTheHarnessLeavesNothing(_ signalNumber: Int32) async throws {
     try #require(Self.binary != nil, "needs the failclosed binary (swift build)")

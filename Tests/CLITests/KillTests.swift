@@ -128,7 +128,8 @@ struct HarnessLeftovers {
   @Test(
     .enabled(if: Privilege.rootSkipReason == nil, "needs root"),
     .enabled(
-      if: Privilege.isCI || ExecCommandTests.binary != nil,
+      if: Privilege.skipReason(
+        unless: ExecCommandTests.binary != nil, "needs the failclosed binary (swift build)") == nil,
       "needs the failclosed binary (swift build)"))
   func killsAtAnyPointLeaveNothing() throws {
     let binary = try #require(ExecCommandTests.binary)
@@ -207,7 +208,8 @@ struct HarnessLeftovers {
   @Test(
     .enabled(if: Privilege.rootSkipReason == nil, "needs root"),
     .enabled(
-      if: Privilege.isCI || ExecCommandTests.binary != nil,
+      if: Privilege.skipReason(
+        unless: ExecCommandTests.binary != nil, "needs the failclosed binary (swift build)") == nil,
       "needs the failclosed binary (swift build)"))
   func killsOfLeakAuditAndReplayLeaveNothing() throws {
     let binary = try #require(ExecCommandTests.binary)

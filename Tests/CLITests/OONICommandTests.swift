@@ -14,7 +14,10 @@ import Testing
   static let missing: String? =
     FileManager.default.fileExists(atPath: corpus) ? nil : "no OONI corpus at \(corpus)"
 
-  @Test(.enabled(if: Privilege.isCI || missing == nil, "needs the OONI corpus"))
+  @Test(
+    .enabled(
+      if: Privilege.skipReason(unless: missing == nil, "needs the OONI corpus") == nil,
+      "needs the OONI corpus"))
   func convertWritesTheScenarioAndRefusesWhatIsNotCensorship() async throws {
     let directory = NSTemporaryDirectory() + "fc-ooni-\(getpid())"
     defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -84,7 +84,8 @@ import Testing
   /// exited 2. Now the verdict comes first, then the error, and a leak keeps exit 5.
   @Test(
     .enabled(
-      if: Privilege.isCI || ExecCommandTests.binary != nil,
+      if: Privilege.skipReason(
+        unless: ExecCommandTests.binary != nil, "needs the failclosed binary (swift build)") == nil,
       "needs the failclosed binary (swift build)"))
   func anUnwritableReportKeepsTheVerdictAndItsExitCode() throws {
     let leaky = try Self.capture(leak: true)
@@ -146,7 +147,8 @@ import Testing
   @Test(
     .enabled(if: Privilege.rootSkipReason == nil, "needs root (mounts a tmpfs, runs a sandbox)"),
     .enabled(
-      if: Privilege.isCI || ExecCommandTests.binary != nil,
+      if: Privilege.skipReason(
+        unless: ExecCommandTests.binary != nil, "needs the failclosed binary (swift build)") == nil,
       "needs the failclosed binary (swift build)"))
   func leakAuditOnAFullDiskPrintsTheVerdictFirst() throws {
     let mountPoint = NSTemporaryDirectory() + "fc-full-la-\(getpid())-" + UUID().uuidString

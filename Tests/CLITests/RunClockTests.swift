@@ -27,7 +27,8 @@ import Testing
 
   @Test(
     .enabled(
-      if: Privilege.isCI || ExecCommandTests.binary != nil,
+      if: Privilege.skipReason(
+        unless: ExecCommandTests.binary != nil, "needs the failclosed binary (swift build)") == nil,
       "needs the failclosed binary (swift build)"))
   func theAppAndTheMockStampTheSameInstantAlike() async throws {
     let binary = try #require(ExecCommandTests.binary, "needs the failclosed binary (swift build)")
@@ -65,7 +66,8 @@ import Testing
 
   @Test(
     .enabled(
-      if: Privilege.isCI || ExecCommandTests.binary != nil,
+      if: Privilege.skipReason(
+        unless: ExecCommandTests.binary != nil, "needs the failclosed binary (swift build)") == nil,
       "needs the failclosed binary (swift build)"))
   func anAppOnAnotherEpochIsCaught() async throws {
     let binary = try #require(ExecCommandTests.binary, "needs the failclosed binary (swift build)")

@@ -114,7 +114,10 @@ import TorControl
     #expect(result.events.contains { $0.action == "CIRCUIT_ESTABLISHED" })
   }
 
-  @Test(.enabled(if: Privilege.isCI || haveStem, "needs Debian's python3-stem"))
+  @Test(
+    .enabled(
+      if: Privilege.skipReason(unless: haveStem, "needs Debian's python3-stem") == nil,
+      "needs Debian's python3-stem"))
   func stemWithPassword() throws {
     try #require(Self.haveStem, "needs Debian's python3-stem")
     let recorder = DriverRecorder()
@@ -134,7 +137,10 @@ import TorControl
       recorder.commands.contains { $0.hasPrefix("SETEVENTS") && $0.contains("STATUS_CLIENT") })
   }
 
-  @Test(.enabled(if: Privilege.isCI || haveStem, "needs Debian's python3-stem"))
+  @Test(
+    .enabled(
+      if: Privilege.skipReason(unless: haveStem, "needs Debian's python3-stem") == nil,
+      "needs Debian's python3-stem"))
   func stemWithSafeCookieAndCookie() throws {
     try #require(Self.haveStem, "needs Debian's python3-stem")
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -277,7 +283,8 @@ import TorControl
 
   @Test(
     .enabled(
-      if: Privilege.isCI || FileManager.default.isExecutableFile(atPath: tor),
+      if: Privilege.skipReason(
+        unless: FileManager.default.isExecutableFile(atPath: tor), "needs Debian's tor") == nil,
       "needs Debian's tor"))
   func repliesHaveTheFormOfRealTors() throws {
     try #require(FileManager.default.isExecutableFile(atPath: Self.tor), "needs Debian's tor")

@@ -149,7 +149,10 @@ struct OONIMappingTests {
       ])
   }
 
-  @Test(.enabled(if: Privilege.isCI || corpusMissing == nil, "needs the OONI corpus"))
+  @Test(
+    .enabled(
+      if: Privilege.skipReason(unless: corpusMissing == nil, "needs the OONI corpus") == nil,
+      "needs the OONI corpus"))
   func notCensorshipIsRefusedWithItsReasonAndForcedWithItInTheFile() throws {
     try #require(corpusMissing == nil, "needs the OONI corpus")
     let refused: [(String, String)] = [
@@ -184,7 +187,10 @@ struct OONIMappingTests {
     }
   }
 
-  @Test(.enabled(if: Privilege.isCI || corpusMissing == nil, "needs the OONI corpus"))
+  @Test(
+    .enabled(
+      if: Privilege.skipReason(unless: corpusMissing == nil, "needs the OONI corpus") == nil,
+      "needs the OONI corpus"))
   func theRUMeasurementBecomesAScenarioClassByClass() throws {
     try #require(corpusMissing == nil, "needs the OONI corpus")
     let m = try parseCorpus("RU_tor_2023-01-21_AS197467_blocked.json")
@@ -218,7 +224,10 @@ struct OONIMappingTests {
   }
 
   /// Every convertible file converts to a scenario the parser accepts, with the stop it measured.
-  @Test(.enabled(if: Privilege.isCI || corpusMissing == nil, "needs the OONI corpus"))
+  @Test(
+    .enabled(
+      if: Privilege.skipReason(unless: corpusMissing == nil, "needs the OONI corpus") == nil,
+      "needs the OONI corpus"))
   func everyCensorshipCaseAndControlConvertsToAValidScenario() throws {
     try #require(corpusMissing == nil, "needs the OONI corpus")
     let stops: [(String, String)] = [
@@ -269,7 +278,10 @@ struct OONIMappingTests {
     return url.path + "/Scenarios/ooni"
   }()
 
-  @Test(.enabled(if: Privilege.isCI || corpusMissing == nil, "needs the OONI corpus"))
+  @Test(
+    .enabled(
+      if: Privilege.skipReason(unless: corpusMissing == nil, "needs the OONI corpus") == nil,
+      "needs the OONI corpus"))
   func theLibraryFilesAreTheConverterOutput() throws {
     try #require(corpusMissing == nil, "needs the OONI corpus")
     let files = try ScenarioLoader.scenarioFiles(in: Self.library)

@@ -63,7 +63,9 @@ struct OONIParserTests {
   ]
 
   @Test(
-    .enabled(if: Privilege.isCI || corpusMissing == nil, "needs the OONI corpus"),
+    .enabled(
+      if: Privilege.skipReason(unless: corpusMissing == nil, "needs the OONI corpus") == nil,
+      "needs the OONI corpus"),
     arguments: torFiles)
   func torFilesParseWithTheirClassCounts(
     file: String, version: String, shape: TorTestKeys.Shape, counts: [String: [Int]]
@@ -106,7 +108,9 @@ struct OONIParserTests {
   ]
 
   @Test(
-    .enabled(if: Privilege.isCI || corpusMissing == nil, "needs the OONI corpus"),
+    .enabled(
+      if: Privilege.skipReason(unless: corpusMissing == nil, "needs the OONI corpus") == nil,
+      "needs the OONI corpus"),
     arguments: bootstrapFiles)
   func bootstrapFilesParseWithTheirStop(
     file: String, version: String, legacy: Bool, stop: String?, modern: String?
@@ -123,7 +127,10 @@ struct OONIParserTests {
     #expect(keys.transport == (m.testName == "torsf" ? "snowflake" : "vanilla"))
   }
 
-  @Test(.enabled(if: Privilege.isCI || corpusMissing == nil, "needs the OONI corpus"))
+  @Test(
+    .enabled(
+      if: Privilege.skipReason(unless: corpusMissing == nil, "needs the OONI corpus") == nil,
+      "needs the OONI corpus"))
   func everyCorpusFileParses() throws {
     let files = try FileManager.default.contentsOfDirectory(atPath: corpus).filter {
       $0.hasSuffix(".json")
@@ -137,7 +144,10 @@ struct OONIParserTests {
     #expect(stun.keys == .other)
   }
 
-  @Test(.enabled(if: Privilege.isCI || corpusMissing == nil, "needs the OONI corpus"))
+  @Test(
+    .enabled(
+      if: Privilege.skipReason(unless: corpusMissing == nil, "needs the OONI corpus") == nil,
+      "needs the OONI corpus"))
   func theRUTargetsKeepEachStep() throws {
     let m = try parseCorpus("RU_tor_2023-01-21_AS197467_blocked.json")
     guard case .tor(let keys) = m.keys else { return }

@@ -1,6 +1,7 @@
 import FailClosedSupport
 import Foundation
 import Testing
+
 @testable import Lanes
 
 /// `failclosed exec --tor real`, run as a user runs it (the built binary): Debian's tor in the

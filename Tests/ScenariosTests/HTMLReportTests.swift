@@ -29,7 +29,10 @@ import Testing
     return rest.firstIndex(of: "\"").map { String(rest[..<$0]) }
   }
 
-  @Test(.enabled(if: Privilege.isCI || available, "needs chromium (tools/install-deps)"))
+  @Test(
+    .enabled(
+      if: Privilege.skipReason(unless: available, "needs chromium (tools/install-deps)") == nil,
+      "needs chromium (tools/install-deps)"))
   func chromiumRendersTheReportWithoutErrorsAndTheScreenshotIsNotBlank() throws {
     try #require(Self.available, "needs chromium (tools/install-deps)")
     let dir = try makeTemporaryDirectory()
@@ -63,7 +66,10 @@ import Testing
     }
   }
 
-  @Test(.enabled(if: Privilege.isCI || available, "needs chromium (tools/install-deps)"))
+  @Test(
+    .enabled(
+      if: Privilege.skipReason(unless: available, "needs chromium (tools/install-deps)") == nil,
+      "needs chromium (tools/install-deps)"))
   func aScriptErrorIsDetectedNotMistakenForARenderedPage() throws {
     try #require(Self.available, "needs chromium (tools/install-deps)")
     let dir = try makeTemporaryDirectory()
@@ -126,7 +132,8 @@ import Testing
 
   @Test(
     .enabled(
-      if: Privilege.isCI || HTMLReportTests.available,
+      if: Privilege.skipReason(
+        unless: HTMLReportTests.available, "needs chromium (tools/install-deps)") == nil,
       "needs chromium (tools/install-deps)"))
   func aCrowdedTimelineIsReadableWithALegendAnAxisAndDistinctLeakAndExposure() throws {
     try #require(HTMLReportTests.available, "needs chromium (tools/install-deps)")
@@ -158,7 +165,8 @@ import Testing
   /// The canary for the self-check: labels forced onto one row are counted as overlapping.
   @Test(
     .enabled(
-      if: Privilege.isCI || HTMLReportTests.available,
+      if: Privilege.skipReason(
+        unless: HTMLReportTests.available, "needs chromium (tools/install-deps)") == nil,
       "needs chromium (tools/install-deps)"))
   func overlappingLabelsAreCounted() throws {
     try #require(HTMLReportTests.available, "needs chromium (tools/install-deps)")
@@ -177,7 +185,8 @@ import Testing
 
   @Test(
     .enabled(
-      if: Privilege.isCI || HTMLReportTests.available,
+      if: Privilege.skipReason(
+        unless: HTMLReportTests.available, "needs chromium (tools/install-deps)") == nil,
       "needs chromium (tools/install-deps)"))
   func thePagePrintsToPDFWithEveryScenario() throws {
     try #require(HTMLReportTests.available, "needs chromium (tools/install-deps)")
