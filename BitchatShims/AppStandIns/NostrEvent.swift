@@ -7,6 +7,8 @@ import Foundation
 struct NostrEvent: Codable {
   var id: String
   var pubkey: String
+  // NIP-01's field name, which bitchat's code reads as is.
+  // swift-format-ignore: AlwaysUseLowerCamelCase
   var created_at: Int
   var kind: Int
   var tags: [[String]]

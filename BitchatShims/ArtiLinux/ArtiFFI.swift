@@ -99,6 +99,8 @@ public enum ArtiBackendChoice {
   }
 }
 
+// arti.h's C names: bitchat calls these symbols, so the names stay as lib.rs exports them.
+// swift-format-ignore: AlwaysUseLowerCamelCase
 @_cdecl("arti_start")
 public func arti_start(_ dataDir: UnsafePointer<CChar>?, _ socksPort: UInt16) -> Int32 {
   let state = ArtiState.shared
@@ -128,6 +130,7 @@ public func arti_start(_ dataDir: UnsafePointer<CChar>?, _ socksPort: UInt16) ->
   return 0
 }
 
+// swift-format-ignore: AlwaysUseLowerCamelCase
 @_cdecl("arti_stop")
 public func arti_stop() -> Int32 {
   let state = ArtiState.shared
@@ -141,14 +144,18 @@ public func arti_stop() -> Int32 {
   return 0
 }
 
+// swift-format-ignore: AlwaysUseLowerCamelCase
 @_cdecl("arti_is_running")
 public func arti_is_running() -> Int32 { ArtiState.shared.isRunning ? 1 : 0 }
 
+// swift-format-ignore: AlwaysUseLowerCamelCase
 @_cdecl("arti_bootstrap_progress")
 public func arti_bootstrap_progress() -> Int32 { ArtiState.shared.bootstrapProgress }
 
+// swift-format-ignore: AlwaysUseLowerCamelCase
 @_cdecl("arti_bootstrap_summary")
-public func arti_bootstrap_summary(_ buffer: UnsafeMutablePointer<CChar>?, _ length: Int32) -> Int32 {
+public func arti_bootstrap_summary(_ buffer: UnsafeMutablePointer<CChar>?, _ length: Int32) -> Int32
+{
   guard let buffer, length > 0 else { return -1 }
   let bytes = Array(ArtiState.shared.bootstrapSummary.utf8)
   let count = min(bytes.count, Int(length) - 1)
@@ -157,6 +164,7 @@ public func arti_bootstrap_summary(_ buffer: UnsafeMutablePointer<CChar>?, _ len
   return Int32(count)
 }
 
+// swift-format-ignore: AlwaysUseLowerCamelCase
 @_cdecl("arti_go_dormant")
 public func arti_go_dormant() -> Int32 {
   guard ArtiState.shared.isRunning else { return -1 }
@@ -164,6 +172,7 @@ public func arti_go_dormant() -> Int32 {
   return 0
 }
 
+// swift-format-ignore: AlwaysUseLowerCamelCase
 @_cdecl("arti_wake")
 public func arti_wake() -> Int32 {
   guard ArtiState.shared.isRunning else { return -1 }

@@ -57,7 +57,8 @@ struct ExternalArtiBootstrap: ArtiBootstrap {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
     }
     // Connected to itself: its own address and port are the target's.
-    return !(UInt16(bigEndian: local.sin_port) == port
+    return
+      !(UInt16(bigEndian: local.sin_port) == port
       && local.sin_addr.s_addr == socketAddress.sin_addr.s_addr)
   }
 }

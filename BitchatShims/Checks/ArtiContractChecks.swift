@@ -73,12 +73,16 @@ enum ArtiContractChecks {
       guard waitUntil(2, { backend.log.contains("socks-bound progress=100") }) else {
         return "SOCKS not bound after bootstrap: \(backend.log)"
       }
-      guard backend.log.firstIndex(of: "bootstrapped")! < backend.log.firstIndex(of: "socks-bound progress=100")!
+      guard
+        backend.log.firstIndex(of: "bootstrapped")! < backend.log.firstIndex(
+          of: "socks-bound progress=100")!
       else { return "order \(backend.log)" }
       let stopStarted = Date()
       guard arti_stop() == 0 else { return "arti_stop did not return 0" }
       let stopSeconds = Date().timeIntervalSince(stopStarted)
-      guard stopSeconds >= 0.2 else { return "arti_stop took \(stopSeconds) s, lib.rs sleeps 200 ms" }
+      guard stopSeconds >= 0.2 else {
+        return "arti_stop took \(stopSeconds) s, lib.rs sleeps 200 ms"
+      }
       guard arti_is_running() == 0, arti_bootstrap_progress() == 0 else {
         return "still running or progress after stop"
       }
@@ -115,7 +119,8 @@ enum ArtiContractChecks {
       guard arti_is_running() == 0 else { return "running" }
       return nil
     },
-    Check("arti: go_dormant and wake set 'Dormant' and 'Active' while running (unused by bitchat)") {
+    Check("arti: go_dormant and wake set 'Dormant' and 'Active' while running (unused by bitchat)")
+    {
       let backend = ControlledBootstrap()
       ArtiState.shared.backend = backend
       let directory = NSTemporaryDirectory() + "arti-dormant-\(getpid())"

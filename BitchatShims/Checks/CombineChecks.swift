@@ -8,7 +8,8 @@ final class PublishedHolder {
 /// The Combine shim against Apple's documentation for what bitchat uses.
 enum CombineChecks {
   static let all: [Check] = [
-    Check("Combine: @Published sends the current value on subscription, then new values in willSet") {
+    Check("Combine: @Published sends the current value on subscription, then new values in willSet")
+    {
       let holder = PublishedHolder()
       var seen: [(received: Int, stored: Int)] = []
       let cancellable = holder.$value.sink { seen.append(($0, holder.value)) }

@@ -13,7 +13,9 @@ final class StateLog: @unchecked Sendable {
 /// The Network shim against Apple's behaviour for TCP connections and path monitoring.
 enum NetworkChecks {
   static let all: [Check] = [
-    Check("Network: a socket connected to itself (Linux's ephemeral ports include 39050) is not a connection") {
+    Check(
+      "Network: a socket connected to itself (Linux's ephemeral ports include 39050) is not a connection"
+    ) {
       // Deterministic self-connection: bind to a port, then connect to that same port.
       let port = LoopbackListener.closedPort()
       let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -67,7 +69,9 @@ enum NetworkChecks {
       guard waitUntil(2, { log.all.last == .cancelled }) else { return "no .cancelled" }
       return log.all.first == .preparing ? nil : "states \(log.all)"
     },
-    Check("Network: a listening port gives .preparing, .ready; cancel gives .cancelled, then nothing") {
+    Check(
+      "Network: a listening port gives .preparing, .ready; cancel gives .cancelled, then nothing"
+    ) {
       let listener = LoopbackListener()
       defer { listener.close() }
       let connection = NWConnection(
@@ -83,7 +87,9 @@ enum NetworkChecks {
       usleep(100_000)
       return log.all == [.preparing, .ready, .cancelled] ? nil : "states \(log.all)"
     },
-    Check("Network: NWPathMonitor reports the current path at start, then each change, on its queue") {
+    Check(
+      "Network: NWPathMonitor reports the current path at start, then each change, on its queue"
+    ) {
       let monitor = NWPathMonitor()
       let queue = DispatchQueue(label: "check.path")
       let key = DispatchSpecificKey<Int>()

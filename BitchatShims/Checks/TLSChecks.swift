@@ -51,7 +51,8 @@ enum TLSChecks {
   }
 
   static let all: [Check] = [
-    Check("URLSession apple: HTTPS verifies the chain and the host name (trusted: 200; else -1200)") {
+    Check("URLSession apple: HTTPS verifies the chain and the host name (trusted: 200; else -1200)")
+    {
       let authority = try TestCertificateAuthority(commonName: "check CA")
       let stranger = try TestCertificateAuthority(commonName: "another CA")
       let server = try TinyHTTPSServer(authority: authority, names: ["localhost"])

@@ -68,7 +68,8 @@ final class TinyHTTPServer: @unchecked Sendable {
           request += chunk
         }
         lock.withLock { count += 1 }
-        let response = Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok".utf8)
+        let response = Array(
+          "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok".utf8)
         _ = write(fd, response, response.count)
         close(fd)
       }
@@ -98,7 +99,9 @@ enum URLSessionChecks {
       guard configuration.socksProxy == nil else { return "SOCKSEnable 0 still proxied" }
       return URLSessionConfiguration.default.socksProxy == nil ? nil : "default proxied"
     },
-    Check("URLSession apple: a proxied request sends the host name to the SOCKS proxy (no local DNS)") {
+    Check(
+      "URLSession apple: a proxied request sends the host name to the SOCKS proxy (no local DNS)"
+    ) {
       BitchatTransport.current = .apple
       let socks = RecordingSOCKSServer()
       defer { socks.listener.close() }
@@ -158,7 +161,9 @@ enum URLSessionChecks {
       guard status == 200, server.hits == 1 else { return "status \(status), hits \(server.hits)" }
       return socks.recorded == nil ? nil : "the proxy saw \(socks.recorded!)"
     },
-    Check("URLSessionWebSocketTask apple: send, receive and ping before the open wait; a refused proxy fails each") {
+    Check(
+      "URLSessionWebSocketTask apple: send, receive and ping before the open wait; a refused proxy fails each"
+    ) {
       BitchatTransport.current = .apple
       let socks = RecordingSOCKSServer()
       defer { socks.listener.close() }
@@ -166,10 +171,16 @@ enum URLSessionChecks {
       let task = session.webSocketTask(with: URL(string: "wss://relay.example.invalid")!)
       let lock = NSLock()
       var results: [String] = []
-      task.send(.string("[\"REQ\"]")) { error in lock.withLock { results.append("send \(error != nil)") } }
+      task.send(.string("[\"REQ\"]")) { error in
+        lock.withLock { results.append("send \(error != nil)") }
+      }
       task.receive { result in
         lock.withLock {
-          if case .failure = result { results.append("receive failed") } else { results.append("receive ok") }
+          if case .failure = result {
+            results.append("receive failed")
+          } else {
+            results.append("receive ok")
+          }
         }
       }
       task.sendPing { error in lock.withLock { results.append("ping \(error != nil)") } }

@@ -6,7 +6,8 @@ import Foundation
 
 signal(SIGPIPE, SIG_IGN)
 var failures = 0
-for check in ArtiContractChecks.all + DebianTorArtiChecks.all + CombineChecks.all + NetworkChecks.all + URLSessionChecks.all
+for check in ArtiContractChecks.all + DebianTorArtiChecks.all + CombineChecks.all
+  + NetworkChecks.all + URLSessionChecks.all
   + TLSChecks.all
 {
   let started = Date()

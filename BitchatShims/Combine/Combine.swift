@@ -185,7 +185,9 @@ extension Publisher {
   }
 
   public func compactMap<T>(_ transform: @escaping (Output) -> T?) -> AnyPublisher<T, Failure> {
-    AnyPublisher { downstream in self.subscribe { if let value = transform($0) { downstream(value) } } }
+    AnyPublisher { downstream in
+      self.subscribe { if let value = transform($0) { downstream(value) } }
+    }
   }
 
   /// Skips the first `count` values of each subscription (Apple: dropFirst).
@@ -226,7 +228,12 @@ public enum Subscribers {
 final class Counter: @unchecked Sendable {
   private let lock = NSLock()
   private var value = 0
-  func increment() -> Int { lock.withLock { value += 1; return value } }
+  func increment() -> Int {
+    lock.withLock {
+      value += 1
+      return value
+    }
+  }
 }
 
 final class Box<Value>: @unchecked Sendable {

@@ -1,7 +1,8 @@
-import Foundation
 import Combine
+import Foundation
 import FoundationNetworkingShim
 import Network
+
 @testable import Tor
 
 /// Runs bitchat's real TorManager, NetworkActivationService, TorURLSession, GeoRelayDirectory
@@ -28,7 +29,8 @@ final class BitchatSourceDriver {
       events.record("state", ["component": component, "field": field, "value": value])
     }
     tor.$isReady.removeDuplicates().sink { state("tor", "isReady", $0) }.store(in: &cancellables)
-    tor.$isStarting.removeDuplicates().sink { state("tor", "isStarting", $0) }.store(in: &cancellables)
+    tor.$isStarting.removeDuplicates().sink { state("tor", "isStarting", $0) }.store(
+      in: &cancellables)
     tor.$bootstrapProgress.removeDuplicates().sink { state("tor", "bootstrapProgress", $0) }
       .store(in: &cancellables)
     tor.$bootstrapSummary.removeDuplicates().sink { state("tor", "bootstrapSummary", $0) }
@@ -63,7 +65,8 @@ final class BitchatSourceDriver {
       switch type {
       case "relay-connect":
         events.record(
-          "relay", ["relay": fields["url"] ?? "", "phase": "connecting", "via": fields["via"] ?? ""])
+          "relay",
+          ["relay": fields["url"] ?? "", "phase": "connecting", "via": fields["via"] ?? ""])
       case "relay-send":
         // A NIP-01 EVENT frame written to a relay: the message was sent.
         if let id = Self.eventID(inFrame: fields["text"] ?? "") {
@@ -212,7 +215,9 @@ final class BitchatSourceDriver {
           events.record("relay", ["relay": url, "phase": "rejected", "error": "\(failure)"])
         }
       #else
-        events.record("relay", ["relay": url, "phase": "rejected", "error": "no NostrRelaySettings in this bitchat"])
+        events.record(
+          "relay",
+          ["relay": url, "phase": "rejected", "error": "no NostrRelaySettings in this bitchat"])
       #endif
     case "send-message":
       messageCounter += 1

@@ -10,14 +10,18 @@ struct DriverAction {
     let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
     var objects: [(Int, [String: Any])] = []
     if trimmed.hasPrefix("[") {
-      guard let array = try JSONSerialization.jsonObject(with: Data(trimmed.utf8)) as? [[String: Any]]
+      guard
+        let array = try JSONSerialization.jsonObject(with: Data(trimmed.utf8)) as? [[String: Any]]
       else { throw DriverError("\(file): not an array of objects") }
       objects = array.enumerated().map { ($0.offset + 1, $0.element) }
     } else {
-      for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+      for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false)
+        .enumerated()
+      {
         let body = line.trimmingCharacters(in: .whitespaces)
         if body.isEmpty || body.hasPrefix("#") { continue }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]
+        guard
+          let object = try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]
         else { throw DriverError("\(file):\(index + 1): not a JSON object") }
         objects.append((index + 1, object))
       }

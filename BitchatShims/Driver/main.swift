@@ -1,8 +1,8 @@
+import ArtiLinux
 import Foundation
 import FoundationNetworkingShim
 import TLS
 import Tor
-import ArtiLinux
 
 // bitchat-source-driver --actions FILE [--state-dir DIR] [--ca FILE]
 //                       [--transport apple|linux-foundation] [--tor-base TORRC]
@@ -27,7 +27,8 @@ guard let actionsFile = options["actions"] else { usage("--actions FILE is requi
 let stateDirectory = options["state-dir"] ?? NSTemporaryDirectory() + "bitchat-source-\(getpid())"
 setenv("XDG_DATA_HOME", stateDirectory + "/data", 1)
 setenv("XDG_CONFIG_HOME", stateDirectory + "/config", 1)
-try? FileManager.default.createDirectory(atPath: stateDirectory + "/data/bitchat", withIntermediateDirectories: true)
+try? FileManager.default.createDirectory(
+  atPath: stateDirectory + "/data/bitchat", withIntermediateDirectories: true)
 
 if let transport = options["transport"] {
   guard let chosen = BitchatTransport(rawValue: transport) else {
@@ -44,7 +45,9 @@ if let base = options["tor-base"] {
   }
 }
 if let ca = options["ca"] {
-  guard let pem = try? String(contentsOfFile: ca, encoding: .utf8) else { usage("--ca \(ca): unreadable") }
+  guard let pem = try? String(contentsOfFile: ca, encoding: .utf8) else {
+    usage("--ca \(ca): unreadable")
+  }
   AppleTransportSettings.trust = .pem(pem)
 }
 
@@ -58,8 +61,10 @@ if let data = FileManager.default.contents(atPath: stateDirectory + "/preference
 }
 let cache = stateDirectory + "/georelays_cache_v2.csv"
 if FileManager.default.fileExists(atPath: cache) {
-  try? FileManager.default.removeItem(atPath: stateDirectory + "/data/bitchat/georelays_cache_v2.csv")
-  try? FileManager.default.copyItem(atPath: cache, toPath: stateDirectory + "/data/bitchat/georelays_cache_v2.csv")
+  try? FileManager.default.removeItem(
+    atPath: stateDirectory + "/data/bitchat/georelays_cache_v2.csv")
+  try? FileManager.default.copyItem(
+    atPath: cache, toPath: stateDirectory + "/data/bitchat/georelays_cache_v2.csv")
 }
 
 let actions: [DriverAction]

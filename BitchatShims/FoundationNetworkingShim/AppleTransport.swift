@@ -65,7 +65,10 @@ struct TransportTarget {
 /// resolves it; no local DNS); without, the system resolver and a direct connection; then TLS
 /// with certificate and host-name checks for https/wss. Blocking: call on a dedicated thread.
 enum AppleStreamOpener {
-  static func open(_ target: TransportTarget, configuration: URLSessionConfiguration, timeout: Double, purpose: String)
+  static func open(
+    _ target: TransportTarget, configuration: URLSessionConfiguration, timeout: Double,
+    purpose: String
+  )
     throws -> any ByteStream
   {
     let socket: Socket
@@ -93,7 +96,8 @@ enum AppleStreamOpener {
         throw error
       }
     } else {
-      socket = try DirectConnect.open(host: target.host, port: target.port, timeout: timeout, purpose: purpose)
+      socket = try DirectConnect.open(
+        host: target.host, port: target.port, timeout: timeout, purpose: purpose)
     }
     guard target.secure else { return socket }
     do {
@@ -196,21 +200,26 @@ enum AppleHTTPTransport {
     guard let url = request.url, let target = TransportTarget(url) else {
       throw URLError(.unsupportedURL)
     }
-    let timeout = request.timeoutInterval > 0 ? request.timeoutInterval : configuration.timeoutIntervalForRequest
+    let timeout =
+      request.timeoutInterval > 0
+      ? request.timeoutInterval : configuration.timeoutIntervalForRequest
     return try await withCheckedThrowingContinuation { continuation in
       Thread.detachNewThread {
         do {
           let stream = try AppleStreamOpener.open(
             target, configuration: configuration, timeout: timeout, purpose: "fetch")
           defer { stream.close() }
-          var fields: [(name: String, value: String)] = [("Accept", "*/*"), ("Connection", "close")]
+          var fields: [(name: String, value: String)] = [
+            ("Accept", "*/*"), ("Connection", "close"),
+          ]
           for (name, value) in request.allHTTPHeaderFields ?? [:] { fields.append((name, value)) }
           let httpRequest = HTTPRequest(
             method: request.httpMethod ?? "GET", target: target.path, host: target.hostHeader,
             headers: HTTPHeaders(fields), body: Array(request.httpBody ?? Data()))
           let response: HTTPResponse
           do {
-            response = try HTTPClient.send(httpRequest, over: stream, limits: HTTPLimits(maxBodyBytes: 16 << 20))
+            response = try HTTPClient.send(
+              httpRequest, over: stream, limits: HTTPLimits(maxBodyBytes: 16 << 20))
           } catch {
             throw URLError(.networkConnectionLost)
           }

@@ -1,3 +1,7 @@
+// Apple's Foundation makes Combine's ObservableObject and @Published visible too (TorManager
+// uses them with only `import Foundation`).
+@_exported import Combine
+import Foundation
 // Made visible to every bitchat file with `-Xfrontend -import-module FoundationNetworkingShim`:
 // on Apple, `import Foundation` brings URLSession; on Linux it lives in FoundationNetworking.
 // This module re-exports FoundationNetworking (URLRequest, URLResponse, URLError...) and
@@ -6,7 +10,3 @@
 // shadow those of the modules it imports): Apple's semantics for what bitchat uses, with the
 // transport chosen at run time (BitchatTransport).
 @_exported import FoundationNetworking
-import Foundation
-// Apple's Foundation makes Combine's ObservableObject and @Published visible too (TorManager
-// uses them with only `import Foundation`).
-@_exported import Combine

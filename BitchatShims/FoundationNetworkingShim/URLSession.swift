@@ -59,7 +59,9 @@ open class URLSession: @unchecked Sendable {
       var iterator: Data.Iterator
       public mutating func next() async throws -> UInt8? { iterator.next() }
     }
-    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(iterator: data.makeIterator()) }
+    public func makeAsyncIterator() -> AsyncIterator {
+      AsyncIterator(iterator: data.makeIterator())
+    }
   }
 
   public func bytes(for request: URLRequest, delegate: AnyObject? = nil) async throws -> (

@@ -24,7 +24,8 @@ open class URLSessionConfiguration: @unchecked Sendable {
   public var socksProxy: (host: String, port: UInt16)? {
     guard let dictionary = connectionProxyDictionary else { return nil }
     func value(_ key: String) -> Any? { dictionary[AnyHashable(key)] }
-    let enabled = (value("SOCKSEnable") as? Int).map { $0 != 0 } ?? (value("SOCKSEnable") as? Bool ?? false)
+    let enabled =
+      (value("SOCKSEnable") as? Int).map { $0 != 0 } ?? (value("SOCKSEnable") as? Bool ?? false)
     guard enabled, let host = value("SOCKSProxy") as? String else { return nil }
     let port = (value("SOCKSPort") as? Int) ?? 1080
     guard let port16 = UInt16(exactly: port) else { return nil }

@@ -148,7 +148,9 @@ open class URLSessionWebSocketTask: @unchecked Sendable {
           handler?(nil)
         case .ping: break
         case .close(let code, _):
-          lock.withLock { closeCode = code.flatMap { CloseCode(rawValue: Int($0)) } ?? .noStatusReceived }
+          lock.withLock {
+            closeCode = code.flatMap { CloseCode(rawValue: Int($0)) } ?? .noStatusReceived
+          }
           fail(URLError(.networkConnectionLost))
           return
         }
@@ -213,7 +215,8 @@ open class URLSessionWebSocketTask: @unchecked Sendable {
           switch message {
           case .string(let text):
             try connection.send(text: text)
-            BitchatNetworkEvents.record("relay-send", ["url": self.url.absoluteString, "text": text])
+            BitchatNetworkEvents.record(
+              "relay-send", ["url": self.url.absoluteString, "text": text])
           case .data(let data): try connection.send(binary: Array(data))
           }
           completionHandler(nil)

@@ -248,7 +248,9 @@ extension NWConnection {
     guard gotLocal == 0, gotPeer == 0, localLength == peerLength else { return false }
     // The same address and port on both ends: the socket is connected to itself.
     return withUnsafeBytes(of: &local) { a in
-      withUnsafeBytes(of: &peer) { b in a.prefix(Int(localLength)).elementsEqual(b.prefix(Int(peerLength))) }
+      withUnsafeBytes(of: &peer) { b in
+        a.prefix(Int(localLength)).elementsEqual(b.prefix(Int(peerLength)))
+      }
     }
   }
 
@@ -313,7 +315,9 @@ final class MonitorRegistry: @unchecked Sendable {
 
   var path: NWPath { lock.withLock { currentPath } }
 
-  func add(_ monitor: NWPathMonitor) { lock.withLock { monitors[ObjectIdentifier(monitor)] = monitor } }
+  func add(_ monitor: NWPathMonitor) {
+    lock.withLock { monitors[ObjectIdentifier(monitor)] = monitor }
+  }
   func remove(_ monitor: NWPathMonitor) {
     lock.withLock { _ = monitors.removeValue(forKey: ObjectIdentifier(monitor)) }
   }
