@@ -130,4 +130,33 @@ struct SandboxSlotTests {
     #expect(Leftovers.of(names) == [])
     #expect(!(try CommandRunner.run(["ip", "netns", "list"]).stdout).contains(names.prefix))
   }
+
+  /// A run killed outright (SIGKILL: no teardown) leaves its slots too; the reaper knows them
+  /// by the run's prefix and removes them with the run.
+  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  func theSlotsOfADeadOwnerAreReaped() throws {
+    let names = SandboxNames.random()
+    let run = try SandboxRun.createBlocking(names: names)
+    let slot = try run.createSlotBlocking(1)
+    SignalTeardown.unregister(run)
+    SignalTeardown.unregister(slot)
+    try "999999999\n".write(toFile: names.pidFile, atomically: true, encoding: .utf8)
+    Reaper.reap()
+    #expect(!(try CommandRunner.run(["ip", "netns", "list"]).stdout).contains(names.prefix))
+    #expect(Leftovers.of(names) == [])
+    #expect(!FileManager.default.fileExists(atPath: names.slot(1).resolvConfDirectory))
+  }
+
+  @Test func slotNamesAreTheRunsAndDistinct() {
+    let names = SandboxNames(prefix: "fc-1a2b3c")
+    let slot = names.slot(2)
+    #expect(slot.device == "fc-1a2b3c-s2-dev" && slot.censor == "fc-1a2b3c-s2-cen")
+    #expect(slot.world == names.world && slot.pidFile == names.pidFile)
+    #expect(slot.namespaces == [slot.device, slot.censor])
+    #expect(slot.nftTable == "fc_1a2b3c_s2" && slot.worldLink == "eth2")
+    for name in [slot.device, slot.censor, slot.nftTable, slot.masqueradeTable] {
+      #expect(SandboxNames.runPrefix(of: name) == names.prefix, "\(name)")
+    }
+    #expect(Set(slot.namespaces).isDisjoint(with: names.namespaces))
+  }
 }
