@@ -107,7 +107,9 @@ if tn:
     figure("testnet-client-bootstrap", f"client bootstrap on it, median of {len(tn)} s", "s",
            round(statistics.median(r["client_bootstrap_s"] for r in tn), 2))
 for r in (r for r in rows if r["section"] == "scenario-lane"):
-    figure(f"lane-{r['lane']}-wall", f"{r['lane']} lane, {r['scenarios']} scenarios, wall s",
+    turn = "-in-turn" if r["lane"] == "real" and r.get("jobs") == 1 else ""
+    figure(f"lane-{r['lane']}-wall{turn}",
+           f"{r['lane']} lane{turn.replace('-', ' ')}, {r['scenarios']} scenarios, wall s",
            "s", round(r["wall_s"], 1), all_passed=r["exit"] == 0)
 sc = next((r for r in rows if r["section"] == "scenarios"), None)
 if sc:

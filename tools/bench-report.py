@@ -138,8 +138,10 @@ if sc or lanes:
     out.append("| what | scenarios | wall s | virtual s | all passed |")
     out.append("|---|---:|---:|---:|---|")
     names = {"mock": "mock lane (mock Tor, x25 clock, --jobs 2)",
-             "real": "real-Tor lane (Debian tor, one private network, in turn)"}
+             "real": "real-Tor lane (Debian tor, one private network, side by side)"}
     for r in lanes:
+        if r["lane"] == "real" and r.get("jobs") == 1:
+            r = dict(r, lane="real-Tor lane (Debian tor, one private network, in turn)")
         count = r["scenarios"] if r["scenarios"] is not None else "?"
         passed = "yes" if r["exit"] == 0 else f"no (exit {r['exit']})"
         out.append(f"| {names.get(r['lane'], r['lane'])} | {count} | {r['wall_s']:.1f} | | {passed} |")

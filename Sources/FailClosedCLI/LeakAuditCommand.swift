@@ -26,9 +26,11 @@ public struct LeakAuditCommand: Command {
     expectations. Each file first passes the checks of `failclosed check`; a malformed one is
     reported, naming the file and field, and the others still run.
 
-    Real-tor scenarios ("lane": "real-tor") run after the mock lane, one after another, in one
-    private Tor network (Debian's tor: three authorities, exit, middle, obfs4 bridge) started
-    once in a sandbox of its own and torn down on every exit (SIGINT included). The app starts
+    Real-tor scenarios ("lane": "real-tor") run after the mock lane, --jobs at a time (the
+    longest first), in one private Tor network (Debian's tor: three authorities, exit, middle,
+    obfs4 bridge) started once in a sandbox of its own and torn down on every exit (SIGINT
+    included); each scenario runs in a device and censor pair of its own on the network's
+    world, with its own capture and censor rules (--jobs 1: one after another). The app starts
     Debian's tor in the device and drives it through its control port, in real time; the
     capture allows only the network's relays (from its consensus) and the bridge. Each report
     carries tor's bootstrap timeline and the seconds the network took to become ready.
@@ -71,7 +73,7 @@ public struct LeakAuditCommand: Command {
       "lane", .single, valueName: "mock|real|all", help: "which lanes run (default all)"),
     OptionSpec(
       "jobs", .single, valueName: "N",
-      help: "mock scenarios run side by side \(ScenarioJobs.helpText)"),
+      help: "scenarios run side by side, both lanes \(ScenarioJobs.helpText)"),
     OptionSpec("keep-pcaps", .flag, help: "keep every capture in DIR/pcaps, not only failures"),
     OptionSpec("time-scale", .single, valueName: "N", help: "virtual seconds per second (25)"),
     OptionSpec(
@@ -162,7 +164,8 @@ public struct LeakAuditCommand: Command {
     let startedAt = ISO8601DateFormatter().string(from: Date())
     print(
       "failclosed leak-audit: \(selected.count) scenarios: \(mockLane.count) on the mock lane, "
-        + "\(jobs) at a time, time x\(scale); \(realLane.count) on the real-Tor lane, in turn")
+        + "\(jobs) at a time, time x\(scale); \(realLane.count) on the real-Tor lane, "
+        + "\(min(jobs, max(realLane.count, 1))) at a time")
     if let path = try? driver?.get() {
       print("bitchat-source: bitchat's own code (\(path)), in real time")
     }
@@ -172,7 +175,7 @@ public struct LeakAuditCommand: Command {
     var networkReady: Double?
     if !realLane.isEmpty {
       let real = await Self.runRealLane(
-        realLane, executable: Self.executablePath(), directory: work + "/real-lane",
+        realLane, executable: Self.executablePath(), directory: work + "/real-lane", jobs: jobs,
         total: selected.count, progress: progress, bitchatSourceDriver: try? driver?.get())
       results += real.results
       networkReady = real.networkReadySeconds
@@ -239,13 +242,14 @@ public struct LeakAuditCommand: Command {
     }
   }
 
-  /// The real-Tor lane: one sandbox and one private network for every real scenario, run one
-  /// after another; the network and the sandbox are torn down however this ends (SIGINT and
-  /// SIGTERM through the sandbox's signal teardown). If the network does not start, every
-  /// real scenario is inconclusive with the reason.
+  /// The real-Tor lane: one sandbox and one private network for every real scenario, `jobs`
+  /// of them side by side (each in a slot of the sandbox: its own device and censor on the
+  /// network's world), the longest first; the network and the sandbox are torn down however
+  /// this ends (SIGINT and SIGTERM through the sandbox's signal teardown). If the network does
+  /// not start, every real scenario is inconclusive with the reason.
   static func runRealLane(
-    _ scenarios: [Scenarios.Scenario], executable: String, directory: String, total: Int,
-    progress: ProgressCounter, bitchatSourceDriver: String? = nil
+    _ scenarios: [Scenarios.Scenario], executable: String, directory: String, jobs: Int,
+    total: Int, progress: ProgressCounter, bitchatSourceDriver: String? = nil
   ) async -> (results: [ScenarioResult], networkReadySeconds: Double?) {
     print("real-Tor lane: starting the private Tor network ...")
     var results: [ScenarioResult] = []
@@ -258,22 +262,24 @@ public struct LeakAuditCommand: Command {
         defer { runner.stop() }
         let seconds: Double
         do {
-          seconds = try await runner.start()
+          seconds = try await runner.start(slots: min(jobs, scenarios.count))
         } catch {
           throw RealLaneSetupError(message: "the private Tor network did not start: \(error)")
         }
         ready = seconds
-        print("real-Tor lane: network ready in \(TerminalFormat.durationText(seconds))")
-        for scenario in scenarios {
-          let outcome = await runner.run(
-            scenario, pcapPath: directory + "/pcaps/\(scenario.name).pcap")
-          let result = ScenarioResult(scenario: scenario, outcome: outcome)
-          print(
-            TerminalFormat.progressLine(
-              index: progress.increment(), total: total, name: scenario.name,
-              verdict: result.verdict, wallSeconds: outcome.wallSeconds))
-          results.append(result)
-        }
+        print(
+          "real-Tor lane: network ready in \(TerminalFormat.durationText(seconds)), "
+            + "\(runner.slots.count) at a time")
+        let outcomes = await runner.runAll(
+          scenarios, pcapPath: { directory + "/pcaps/\($0.name).pcap" },
+          onResult: { scenario, outcome in
+            let result = ScenarioResult(scenario: scenario, outcome: outcome)
+            print(
+              TerminalFormat.progressLine(
+                index: progress.increment(), total: total, name: scenario.name,
+                verdict: result.verdict, wallSeconds: outcome.wallSeconds))
+          })
+        results = zip(scenarios, outcomes).map { ScenarioResult(scenario: $0, outcome: $1) }
       }
     } catch {
       FailClosedMain.printError("failclosed leak-audit: real-Tor lane: \(error)")

@@ -91,7 +91,7 @@ public struct ReplayCommand: Command {
       // A private Tor network of its own, started and torn down for this one scenario.
       let real = await LeakAuditCommand.runRealLane(
         [scenario], executable: LeakAuditCommand.executablePath(),
-        directory: work + "/real-lane", total: 1, progress: ProgressCounter(),
+        directory: work + "/real-lane", jobs: 1, total: 1, progress: ProgressCounter(),
         bitchatSourceDriver: driver)
       result = real.results[0]
       networkReady = real.networkReadySeconds

@@ -13,6 +13,12 @@ import FailClosedSupport
 /// 10.66.1.80 (web host), 10.66.1.10 (guard), and in IPv6 fd66:0:0:2::53 and fd66:0:0:2::80,
 /// outside the link's /64 so the censor routes to them instead of asking for them on the link.
 ///
+/// A slot (a further device and censor pair sharing the world, ``SandboxRun/createSlot(_:)``)
+/// repeats the device side exactly (the audit sees the same addresses in every slot); its
+/// censor's world link is a subnet of its own, 10.66.(16+k).0/24 and fd66:0:0:(16+k)::/64
+/// (censor .1, world .2, on the world's eth<k>), and the censor masquerades the device
+/// behind its world-side address, so the world's replies find their way back to the slot.
+///
 /// The device's default routes (v4 and v6) point at the censor, the censor forwards and routes
 /// everything else to the world, and the world accepts any destination address arriving on its
 /// link as local (an "AnyIP" route in a table of its own), so a direct connect to any address
@@ -41,6 +47,21 @@ public enum AddressPlan {
   public static let ownProgramsBlockV4 = "10.66.1.96/27"
   /// The positive-control packet's destination: the censor's device-side address.
   public static let controlTarget = SocketAddress("10.66.0.1:9")!
+
+  /// The most slots a run may have (their links fit 10.66.16.0/20).
+  public static let maximumSlots = 15
+  /// Where the world's links to slots lie: not local to the world's AnyIP.
+  static let slotLinksBlockV4 = "10.66.16.0/20"
+
+  /// Slot `slot`'s censor-world link: `host` 1 is the censor, 2 the world (slot nil: the
+  /// run's own link, 10.66.1.0/24).
+  static func worldLinkV4(slot: Int?, host: Int) -> String {
+    "10.66.\(slot.map { 16 + $0 } ?? 1).\(host)"
+  }
+
+  static func worldLinkV6(slot: Int?, host: Int) -> String {
+    "fd66:0:0:\(String(slot.map { 16 + $0 } ?? 1, radix: 16))::\(host)"
+  }
 
   /// The device's network interface, the one the capture opens.
   public static let deviceInterface = "eth0"

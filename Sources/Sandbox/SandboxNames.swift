@@ -9,8 +9,17 @@ public struct SandboxNames: Sendable, Hashable {
   public static let runDirectory = "/run/failclosed"
 
   public let prefix: String
+  /// A further device and censor pair of the run, sharing its world (nil: the run's own
+  /// pair). Slots run scenarios side by side on one world; see ``SandboxRun/createSlot(_:)``.
+  public let slot: Int?
 
-  public init(prefix: String) { self.prefix = prefix }
+  public init(prefix: String, slot: Int? = nil) {
+    self.prefix = prefix
+    self.slot = slot
+  }
+
+  /// The names of slot `index` (1 and up) of this run: `<prefix>-s<index>-dev`, `-cen`.
+  public func slot(_ index: Int) -> SandboxNames { SandboxNames(prefix: prefix, slot: index) }
 
   /// A fresh prefix: `fc-` and 6 random hex digits.
   public static func random() -> SandboxNames {
@@ -30,12 +39,19 @@ public struct SandboxNames: Sendable, Hashable {
     return harnessPrefix + hex
   }
 
-  public var device: String { prefix + "-dev" }
-  public var censor: String { prefix + "-cen" }
+  /// The prefix and the slot: what the device's and censor's names start with.
+  var pairPrefix: String { prefix + (slot.map { "-s\($0)" } ?? "") }
+  public var device: String { pairPrefix + "-dev" }
+  public var censor: String { pairPrefix + "-cen" }
   public var world: String { prefix + "-wld" }
-  public var namespaces: [String] { [device, censor, world] }
+  /// The namespaces this run creates (a slot creates its pair; the world is the run's).
+  public var namespaces: [String] { slot == nil ? [device, censor, world] : [device, censor] }
   /// The nftables table in the censor namespace (nft names take no hyphen).
-  public var nftTable: String { prefix.replacingOccurrences(of: "-", with: "_") }
+  public var nftTable: String { pairPrefix.replacingOccurrences(of: "-", with: "_") }
+  /// A slot censor's table that hides the device behind the censor's world-side address.
+  public var masqueradeTable: String { nftTable + "_nat" }
+  /// The world's end of the censor's link: eth0, or eth<slot> for a slot.
+  public var worldLink: String { "eth\(slot ?? 0)" }
   /// Read by `ip netns exec`, which bind-mounts it over /etc/resolv.conf.
   public var resolvConfDirectory: String { "/etc/netns/" + device }
   public var pidFile: String { SandboxNames.runDirectory + "/" + prefix + ".pid" }

@@ -32,8 +32,10 @@ public final class SandboxRun: @unchecked Sendable {
   public let device: NetworkNamespace
   public let censor: NetworkNamespace
   public let world: NetworkNamespace
+  /// The run whose world a slot shares (nil: a run of its own).
+  public let parent: SandboxRun?
   /// Milliseconds the topology took to build, and (after teardown) to remove.
-  public private(set) var setupMilliseconds: Double = 0
+  public internal(set) var setupMilliseconds: Double = 0
   public private(set) var teardownMilliseconds: Double = 0
 
   let poisonRules = Locked<[CensorRule]>([])
@@ -41,6 +43,8 @@ public final class SandboxRun: @unchecked Sendable {
   /// The censor's closer for close-after-connect rules, once one was applied.
   let closer = Locked<ServiceLoop?>(nil)
   let worldServices = Locked<WorldServices?>(nil)
+  /// The slots' indices taken so far (a run's own; see ``createSlot(_:)``).
+  let slotIndices = Locked<Set<Int>>([])
 
   private let lock = NSLock()
   private var resources: [Resource] = []
@@ -59,8 +63,9 @@ public final class SandboxRun: @unchecked Sendable {
     public var description: String { "sandbox set-up interrupted by a teardown" }
   }
 
-  init(names: SandboxNames) {
+  init(names: SandboxNames, parent: SandboxRun? = nil) {
     self.names = names
+    self.parent = parent
     device = NetworkNamespace(names.device)
     censor = NetworkNamespace(names.censor)
     world = NetworkNamespace(names.world)
@@ -99,7 +104,7 @@ public final class SandboxRun: @unchecked Sendable {
     try await BlockingIO.run("sandbox.create") { try createBlocking(names: names) }
   }
 
-  fileprivate func setBuilding(_ value: Bool) {
+  func setBuilding(_ value: Bool) {
     setUp.lock()
     building = value
     setUp.broadcast()
@@ -113,13 +118,16 @@ public final class SandboxRun: @unchecked Sendable {
     if stopRequested { throw Interrupted() }
   }
 
-  private func build() throws {
+  func build() throws {
     try checkpoint()
-    // The owner's PID first, so a reaper never mistakes a run being built for a leftover.
-    try FileManager.default.createDirectory(
-      atPath: SandboxNames.runDirectory, withIntermediateDirectories: true)
-    record(.pidFile(names.pidFile))
-    try "\(getpid())\n".write(toFile: names.pidFile, atomically: true, encoding: .utf8)
+    // The owner's PID first, so a reaper never mistakes a run being built for a leftover (a
+    // slot's is its run's).
+    if names.slot == nil {
+      try FileManager.default.createDirectory(
+        atPath: SandboxNames.runDirectory, withIntermediateDirectories: true)
+      record(.pidFile(names.pidFile))
+      try "\(getpid())\n".write(toFile: names.pidFile, atomically: true, encoding: .utf8)
+    }
     for name in names.namespaces {
       try checkpoint()
       record(.namespace(name))
@@ -148,6 +156,12 @@ public final class SandboxRun: @unchecked Sendable {
       if let family = batch.family { command.append(family) }
       command += ["-batch", "-"]
       try CommandRunner.run(command, stdin: batch.lines.joined(separator: "\n") + "\n")
+    }
+    if names.slot != nil {
+      try checkpoint()
+      record(.nftTable(namespace: names.censor, table: names.masqueradeTable))
+      let script = Topology.masquerade(names)
+      _ = try censor.perform { try CommandRunner.run(["nft", "-f", "-"], stdin: script) }
     }
     try checkpoint()
     record(.directory(names.resolvConfDirectory))

@@ -16,7 +16,7 @@ enum Topology {
       ],
       [
         "ip", "link", "add", "name", "wld0", "netns", names.censor, "type", "veth", "peer", "name",
-        "eth0", "netns", names.world,
+        names.worldLink, "netns", names.world,
       ],
     ]
   }
@@ -27,7 +27,11 @@ enum Topology {
   )] {
     let v4 = "/\(Plan.prefixV4)"
     let v6 = "/\(Plan.prefixV6)"
-    return [
+    let censorWorldV4 = Plan.worldLinkV4(slot: names.slot, host: 1)
+    let censorWorldV6 = Plan.worldLinkV6(slot: names.slot, host: 1)
+    let worldV4 = Plan.worldLinkV4(slot: names.slot, host: 2)
+    let worldV6 = Plan.worldLinkV6(slot: names.slot, host: 2)
+    let pair: [(namespace: String, family: String?, lines: [String])] = [
       (
         names.device, nil,
         [
@@ -47,21 +51,40 @@ enum Topology {
           "link set wld0 up",
           "addr add \(Plan.censorDeviceSideV4)\(v4) dev dev0",
           "addr add \(Plan.censorDeviceSideV6)\(v6) dev dev0 nodad",
-          "addr add \(Plan.censorWorldSideV4)\(v4) dev wld0",
-          "addr add \(Plan.censorWorldSideV6)\(v6) dev wld0 nodad",
-          "route add default via \(Plan.worldV4)",
-          "route add ::/0 via \(Plan.worldV6)",
+          "addr add \(censorWorldV4)\(v4) dev wld0",
+          "addr add \(censorWorldV6)\(v6) dev wld0 nodad",
+          "route add default via \(worldV4)",
+          "route add ::/0 via \(worldV6)",
         ]
       ),
+    ]
+    guard names.slot == nil else {
+      // A slot's end in the run's world: its link, kept out of the AnyIP (replies to the
+      // slot's censor leave by the link) and, in IPv6, into the AnyIP table like eth0.
+      let link = names.worldLink
+      return pair + [
+        (
+          names.world, nil,
+          [
+            "link set \(link) up",
+            "addr add \(worldV4)\(v4) dev \(link)",
+            "addr add \(worldV6)\(v6) dev \(link) nodad",
+            "route replace throw \(Plan.slotLinksBlockV4) table local",
+          ]
+        ),
+        (names.world, "-6", ["rule add iif \(link) lookup 100 pref 100"]),
+      ]
+    }
+    return pair + [
       (
         names.world, nil,
         [
           "link set lo up",
           "link set eth0 up",
-          "addr add \(Plan.worldV4)\(v4) dev eth0",
-          "addr add \(Plan.worldV6)\(v6) dev eth0 nodad",
-          "route add default via \(Plan.censorWorldSideV4)",
-          "route add ::/0 via \(Plan.censorWorldSideV6)",
+          "addr add \(worldV4)\(v4) dev eth0",
+          "addr add \(worldV6)\(v6) dev eth0 nodad",
+          "route add default via \(censorWorldV4)",
+          "route add ::/0 via \(censorWorldV6)",
           // AnyIP: every IPv4 address is local to the world except the two links' (thrown
           // back to the main table), so a connect to any address gets the world's answer. It
           // must be the local table: replies from such an address need it to count as local.
@@ -82,6 +105,20 @@ enum Topology {
         ]
       ),
     ]
+  }
+
+  /// A slot's censor hides its device behind the censor's world-side address: every slot's
+  /// device is 10.66.0.2, so only that address tells the world which link to answer on.
+  static func masquerade(_ names: SandboxNames) -> String {
+    """
+    table inet \(names.masqueradeTable) {
+      chain postrouting {
+        type nat hook postrouting priority srcnat; policy accept;
+        oifname "wld0" masquerade
+      }
+    }
+
+    """
   }
 
   /// Kernel settings per namespace, written from a thread inside it (/proc/sys/net follows the

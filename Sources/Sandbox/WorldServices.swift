@@ -51,8 +51,8 @@ public final class WorldServices: @unchecked Sendable {
       table inet world {
         chain prerouting {
           type nat hook prerouting priority dstnat; policy accept;
-          iifname "eth0" ip daddr \(AddressPlan.ownProgramsBlockV4) accept
-          iifname "eth0" tcp dport != { \(ports) } redirect to :\(WorldServices.echoPort)
+          iifname "eth*" ip daddr \(AddressPlan.ownProgramsBlockV4) accept
+          iifname "eth*" tcp dport != { \(ports) } redirect to :\(WorldServices.echoPort)
         }
       }
 
@@ -119,6 +119,8 @@ extension SandboxRun {
   /// Starts the world's services (once) and returns them.
   @discardableResult
   public func startWorld(fault: WorldFault = .none) throws -> WorldServices {
+    // A slot's world is its run's: one set of services answers every slot.
+    if let parent { return try parent.startWorld(fault: fault) }
     if let running = worldServices.withLock({ $0 }) { return running }
     let services = try WorldServices(run: self, fault: fault)
     worldServices.withLock { $0 = services }

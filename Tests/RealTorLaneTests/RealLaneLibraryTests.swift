@@ -22,14 +22,23 @@ let scenariosDirectory: String = {
   return url.path + "/Scenarios"
 }()
 
-/// The real-lane scenario files through the runner, in one private network: the app starts
-/// Debian's tor in the device and drives it; the healthy control bootstraps and fetches through
-/// the exit, every censored case stalls where real tor stalls, the hardened bridge gets around
-/// the block, bitchat's gap shows, and no case leaks. A canary (the naive-port app on the
-/// healthy network) must be caught leaking, or the passes mean nothing.
+/// The real-lane scenario files through the runner, side by side in one private network (each
+/// in a slot of its own: device, censor, capture, app, tor): the app starts Debian's tor in the
+/// device and drives it; the healthy control bootstraps and fetches through the exit, every
+/// censored case stalls where real tor stalls, the hardened bridge gets around the block,
+/// bitchat's gap shows, and no case leaks. A canary (the naive-port app on the healthy
+/// network) runs among them and must be caught leaking, or the passes mean nothing; its leak
+/// must show in its own slot's report only, and the healthy case must reach 100% while a
+/// censor that drops every relay runs in another slot (slots are isolated).
 @Suite(.serialized, .enabled(if: Privilege.rootSkipReason == nil, "needs root"))
 struct RealLaneLibraryTests {
-  @Test func everyRealLaneScenarioPassesAndTheCanaryIsCaught() async throws {
+  /// Scenarios side by side, as `leak-audit`'s default on two cores (FC_LANE_JOBS=N
+  /// overrides; 1 runs them in turn, in one slot, as before slots).
+  static let jobs = Int(ProcessInfo.processInfo.environment["FC_LANE_JOBS"] ?? "") ?? 6
+
+  @Test func everyRealLaneScenarioPassesSideBySideAndTheCanaryIsCaughtInItsSlotOnly()
+    async throws
+  {
     let base = NSTemporaryDirectory() + "fc-lane-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
     defer { try? FileManager.default.removeItem(atPath: base) }
     var scenarios: [Scenario] = []
@@ -44,21 +53,41 @@ struct RealLaneLibraryTests {
     // FC_LANE_CASE=TEXT runs only the scenarios whose name contains TEXT (when debugging one).
     let only = ProcessInfo.processInfo.environment["FC_LANE_CASE"] ?? ""
     scenarios = scenarios.filter { only.isEmpty || $0.name.contains(only) }
-    #expect(!scenarios.isEmpty, "FC_LANE_CASE=\(only) matches no real-lane scenario")
+    let canary = try Self.canary()
+    let withCanary = only.isEmpty || canary.name.contains(only)
+    #expect(
+      !scenarios.isEmpty || withCanary, "FC_LANE_CASE=\(only) matches no real-lane scenario")
+    // The canary, the healthy case and the one dropping every relay first among equals (the
+    // runner starts the longest first, then in the order given): they run side by side.
+    let pair = ["real-healthy", "real-relays-dropped"]
+    scenarios =
+      scenarios.filter { pair.contains($0.name) } + scenarios.filter { !pair.contains($0.name) }
+    let all = (withCanary ? [canary] : []) + scenarios
     try await withSandbox { sandbox in
       let runner = RealLaneRunner(
         sandbox: sandbox, directory: base, options: .init(executable: failclosedBinary))
       defer { runner.stop() }
-      let ready = try await runner.start()
-      print("lane: network ready in \(ready) s")
-      for scenario in scenarios {
-        let outcome = await runner.run(scenario)
+      let wall = SystemClock()
+      let ready = try await runner.start(slots: Self.jobs)
+      print("lane: network ready in \(ready) s, \(runner.slots.count) slots")
+      // Each scenario's span on one clock, to know which ran side by side.
+      let spans = Locked<[String: ClosedRange<Double>]>([:])
+      let ran = await runner.runAll(
+        all,
+        onResult: { scenario, outcome in
+          let end = wall.now
+          spans.withLock { $0[scenario.name] = (end - outcome.wallSeconds)...end }
+          let result = ScenarioResult(scenario: scenario, outcome: outcome)
+          let done = outcome.torTimeline.first { $0.isBootstrap && $0.progress! >= 100 }
+          print(
+            "lane: \(scenario.name) \(result.verdict.rawValue) in \(outcome.wallSeconds) s, "
+              + "furthest \(outcome.torTimeline.furthestBootstrap?.line ?? "-"), "
+              + "100% at \(done.map { "\($0.time) s (\($0.source.rawValue))" } ?? "-")")
+        })
+      print("lane: \(all.count) scenarios in \(wall.now) s wall, network start included")
+      let outcomes = Array(ran.suffix(scenarios.count))
+      for (scenario, outcome) in zip(scenarios, outcomes) {
         let result = ScenarioResult(scenario: scenario, outcome: outcome)
-        let done = outcome.torTimeline.first { $0.isBootstrap && $0.progress! >= 100 }
-        print(
-          "lane: \(scenario.name) \(result.verdict.rawValue) in \(outcome.wallSeconds) s, "
-            + "furthest \(outcome.torTimeline.furthestBootstrap?.line ?? "-"), "
-            + "100% at \(done.map { "\($0.time) s (\($0.source.rawValue))" } ?? "-")")
         let timeline = CondensedTorEntry.condense(outcome.torTimeline).map(\.line)
         #expect(
           result.verdict == .pass,
@@ -69,13 +98,31 @@ struct RealLaneLibraryTests {
         #expect(outcome.capture.packets > 0, "\(scenario.name): nothing captured")
         #expect(!outcome.torTimeline.isEmpty, "\(scenario.name): no tor timeline")
       }
-      guard only.isEmpty || "real-naive-port-canary".contains(only) else { return }
-      let outcome = await runner.run(try Self.canary())
-      let caught = ScenarioResult(scenario: try Self.canary(), outcome: outcome)
-      print("lane: canary \(caught.verdict.rawValue) in \(outcome.wallSeconds) s")
+      guard withCanary, let canaryOutcome = ran.first else { return }
+      let caught = ScenarioResult(scenario: canary, outcome: canaryOutcome)
+      print("lane: canary \(caught.verdict.rawValue) in \(canaryOutcome.wallSeconds) s")
       #expect(
         caught.judgement.expectations.allSatisfy { $0.status == .met },
         "the naive-port app's leak on the real lane was not caught: \(caught.judgement.reasons)")
+      let leaked = Set(canaryOutcome.audit.leaks.flatMap(\.names))
+      #expect(!leaked.isEmpty, "the canary's report names no leaked name")
+      guard runner.slots.count > 1, only.isEmpty else { return }
+      // Isolation: the scenarios that ran while the canary leaked saw none of its leak.
+      let span = spans.withLock { $0 }
+      let beside = zip(scenarios, outcomes).filter { span[$0.0.name]!.overlaps(span[canary.name]!) }
+      #expect(!beside.isEmpty, "nothing ran beside the canary")
+      for (scenario, outcome) in beside {
+        #expect(
+          outcome.audit.leaks.allSatisfy { Set($0.names).isDisjoint(with: leaked) },
+          "\(scenario.name) was charged with the canary's leak: \(outcome.audit.leaks)")
+      }
+      // Isolation of the censors: the healthy case reached 100% beside one dropping every relay.
+      let healthy = try #require(scenarios.firstIndex { $0.name == "real-healthy" })
+      let dropped = try #require(scenarios.firstIndex { $0.name == "real-relays-dropped" })
+      #expect(span["real-healthy"]!.overlaps(span["real-relays-dropped"]!))
+      #expect(outcomes[healthy].torTimeline.contains { $0.isBootstrap && $0.progress! >= 100 })
+      #expect(
+        !outcomes[dropped].torTimeline.contains { $0.isBootstrap && $0.progress! >= 100 })
     }
   }
 

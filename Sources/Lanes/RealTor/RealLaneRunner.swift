@@ -13,6 +13,10 @@ import Testnet
 /// app in the device with `--backend tor`: it starts Debian's tor itself and drives it through
 /// the control port, in real time. tor's timeline comes from the app's `tor` events and from
 /// tor's logs; a fetch through the exit once tor reports 100%.
+///
+/// Scenarios run side by side (``runAll(_:pcapPath:onResult:)``), one per slot: the sandbox's
+/// own device and censor, and further pairs on the same world (``SandboxRun/createSlot(_:)``),
+/// each with its own censor rules, capture, app and tor; a slot runs one scenario at a time.
 public final class RealLaneRunner: @unchecked Sendable {
   public struct Options: Sendable {
     /// The `failclosed` binary the device runs as `app`.
@@ -39,6 +43,8 @@ public final class RealLaneRunner: @unchecked Sendable {
   public let sandbox: SandboxRun
   public let testnet: WorldTestnet
   public let options: Options
+  /// The device and censor pairs scenarios run in: the sandbox's own first, then its slots.
+  public private(set) var slots: [SandboxRun]
   let directory: String
   var trustAnchors: String { directory + "/world-ca.pem" }
 
@@ -47,11 +53,58 @@ public final class RealLaneRunner: @unchecked Sendable {
     self.sandbox = sandbox
     self.directory = directory
     self.options = options
+    slots = [sandbox]
     testnet = WorldTestnet(sandbox: sandbox, directory: directory + "/net")
   }
 
+  /// Starts the world's services and the private network, and builds the slots so that
+  /// `slots` scenarios can run side by side (the slots while the network starts); returns
+  /// seconds to the network's readiness.
+  public func start(slots count: Int = 1) async throws -> Double {
+    let sandbox = self.sandbox
+    let extra = max(0, min(count, AddressPlan.maximumSlots + 1) - 1)
+    async let built: [SandboxRun] = BlockingIO.run("lane.slots") {
+      try (0..<extra).map { try sandbox.createSlotBlocking($0 + 1) }
+    }
+    let ready = try await startNetwork()
+    slots = [sandbox] + (try await built)
+    return ready
+  }
+
+  /// Runs `scenarios` side by side, one per slot, the longest first (the library's wall time
+  /// is then about its longest scenario's); `onResult` runs as each ends. Outcomes come back
+  /// in the order given.
+  public func runAll(
+    _ scenarios: [Scenario], pcapPath: @escaping @Sendable (Scenario) -> String? = { _ in nil },
+    onResult: @escaping @Sendable (Scenario, ScenarioOutcome) -> Void = { _, _ in }
+  ) async -> [ScenarioOutcome] {
+    let order = scenarios.indices.sorted {
+      (scenarios[$0].duration, $1) > (scenarios[$1].duration, $0)
+    }
+    let queue = Locked(order[...])
+    return await withTaskGroup(of: [(Int, ScenarioOutcome)].self) { group in
+      for slot in slots.prefix(scenarios.count) {
+        group.addTask {
+          var done: [(Int, ScenarioOutcome)] = []
+          while let index = queue.withLock({ $0.popFirst() }) {
+            let scenario = scenarios[index]
+            let outcome = await self.run(scenario, pcapPath: pcapPath(scenario), in: slot)
+            onResult(scenario, outcome)
+            done.append((index, outcome))
+          }
+          return done
+        }
+      }
+      var outcomes: [ScenarioOutcome?] = Array(repeating: nil, count: scenarios.count)
+      for await finished in group {
+        for (index, outcome) in finished { outcomes[index] = outcome }
+      }
+      return outcomes.map { $0! }
+    }
+  }
+
   /// Starts the world's services and the private network; returns seconds to readiness.
-  public func start() async throws -> Double {
+  func startNetwork() async throws -> Double {
     let sandbox = self.sandbox
     let directory = self.directory
     let anchors = trustAnchors
@@ -102,16 +155,20 @@ public final class RealLaneRunner: @unchecked Sendable {
   /// ``OONIReplayLane``, which probes the nodes first); never throws: a setup failure becomes
   /// an inconclusive outcome whose `runError` says what went wrong. `pcapPath` keeps the
   /// capture there.
-  public func run(_ scenario: Scenario, pcapPath: String? = nil) async -> ScenarioOutcome {
+  /// `slot` is the device and censor pair it runs in (default: the sandbox's own); one
+  /// scenario at a time per slot.
+  public func run(_ scenario: Scenario, pcapPath: String? = nil, in slot: SandboxRun? = nil)
+    async -> ScenarioOutcome
+  {
     await LanePipeline.run(
-      scenario, on: lane(for: scenario, pcapPath: pcapPath),
+      scenario, on: lane(for: scenario, pcapPath: pcapPath, in: slot ?? sandbox),
       options: LanePipeline.Options(grace: options.grace))
   }
 
   /// The lane `scenario` runs on: the real-Tor lane, or the OONI replay lane when the
   /// scenario expects the nodes' reachability (a replayed measurement).
-  func lane(for scenario: Scenario, pcapPath: String?) -> any Lane {
-    let real = RealTorLane(runner: self, pcapPath: pcapPath)
+  func lane(for scenario: Scenario, pcapPath: String?, in slot: SandboxRun) -> any Lane {
+    let real = RealTorLane(runner: self, sandbox: slot, pcapPath: pcapPath)
     if scenario.expectations.contains(where: { $0.kind == "reachability" }) {
       return OONIReplayLane(real: real)
     }

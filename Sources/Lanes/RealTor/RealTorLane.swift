@@ -5,19 +5,22 @@ import Sandbox
 import Scenarios
 import Testnet
 
-/// The real-Tor lane: the runner's sandbox, with the private network already running in its
-/// world; per scenario the censor's rules name the network's own relays and bridge, the
+/// The real-Tor lane: one of the runner's slots (a device and censor pair on the world where
+/// the private network already runs); per scenario the censor's rules name the network's own relays and bridge, the
 /// capture allows the consensus' relays and the bridge, and the app in the device starts
 /// Debian's tor itself (`--backend tor`) and drives it through the control port, in real
 /// time. tor's timeline comes from the app's `tor` events and from tor's logs; a fetch
 /// through the exit once tor reports 100%.
 public struct RealTorLane: Lane {
   let runner: RealLaneRunner
+  /// The device and censor pair the scenario runs in: the runner's sandbox or one of its slots.
+  let sandbox: SandboxRun
   /// Where the capture is kept (nil: in the scenario's directory, not named in reports).
   public var pcapPath: String?
 
-  public init(runner: RealLaneRunner, pcapPath: String? = nil) {
+  public init(runner: RealLaneRunner, sandbox: SandboxRun? = nil, pcapPath: String? = nil) {
     self.runner = runner
+    self.sandbox = sandbox ?? runner.sandbox
     self.pcapPath = pcapPath
   }
 
@@ -41,7 +44,7 @@ class RealTorLaneRun: LaneRun {
   private var sourceTransport: String?
 
   var runner: RealLaneRunner { lane.runner }
-  var sandbox: SandboxRun { runner.sandbox }
+  var sandbox: SandboxRun { lane.sandbox }
   var trustAnchors: String { runner.trustAnchors }
   var capturePath: String { lane.pcapPath ?? workDirectory + "/capture.pcap" }
   var keptPcapPath: String? { lane.pcapPath }
@@ -144,6 +147,6 @@ class RealTorLaneRun: LaneRun {
     outcome.fetchThroughExit = fetched
   }
 
-  /// The sandbox and the network are the runner's: they outlive the scenario.
+  /// The slot and the network are the runner's: they outlive the scenario.
   func tearDown() {}
 }
