@@ -74,29 +74,32 @@ if fidelity:
             continue
         wire = r["wireBytes"]
         best = r["maxZeroDropRate"]
+        sat = r["atSaturation"]
+        alone, cpu, send_cpu = (r.get("senderCeiling"), sat.get("captureCPUSeconds"),
+                                sat.get("senderCPUSeconds"))
+        costs = ""
+        if alone and cpu and send_cpu:
+            n = max(sat["received"], 1)
+            costs = (f"The sender alone (no capture) reached {alone:,.0f} packets/s. In the "
+                     f"flat-out probe the sending threads ran {send_cpu:.2f} CPU s (the kernel's "
+                     "work for each packet, the veth and the copy into the capture's ring, runs "
+                     f"on them) and the capture's threads {cpu:.2f} CPU s for {sat['received']:,} "
+                     f"packets: {send_cpu / n * 1e6:.2f} µs a packet on the sending side, "
+                     f"{cpu / n * 1e6:.2f} µs on the capture's.")
         if r["senderBound"]:
             head = (f"no drop even at the sender's top speed, {best:,.0f} packets/s "
                     f"({best * wire * 8 / 1e6:.0f} Mbit/s): the capture outran the link")
-            sat = r["atSaturation"]
-            alone, cpu, send_cpu = (r.get("senderCeiling"), sat.get("captureCPUSeconds"),
-                                    sat.get("senderCPUSeconds"))
-            if alone and cpu and send_cpu:
-                n = max(sat["received"], 1)
-                head += (f". The sender alone (no capture) reached {alone:,.0f} packets/s. In the "
-                         f"flat-out probe the sending threads ran {send_cpu:.2f} CPU s (the "
-                         "kernel's work for each packet, the veth and the copy into the capture's "
-                         f"ring, runs on them) and the capture's threads {cpu:.2f} CPU s for "
-                         f"{sat['received']:,} packets: {send_cpu / n * 1e6:.2f} µs a packet on "
-                         f"the sending side, {cpu / n * 1e6:.2f} µs on the capture's. Both share "
-                         "the two cores with other work; the cores ran out before the capture's "
-                         "ring filled, so this buffer's drop edge was not reached in this run "
-                         "(longer probes at a higher load reach it at times), and the rate above "
-                         "is the highest measured, bound by the sender")
+            if costs:
+                head += (f". {costs} Both share the two cores with other work; the cores ran "
+                         "out before the capture's ring filled, so this buffer's drop edge was "
+                         "not reached in this run (longer probes at a higher load reach it at "
+                         "times), and the rate above is the highest measured, bound by the "
+                         "sender")
         elif best is None:
             head = "every probe dropped packets"
         else:
             head = (f"highest zero-drop rate {best:,.0f} packets/s "
-                    f"({best * wire * 8 / 1e6:.0f} Mbit/s)")
+                    f"({best * wire * 8 / 1e6:.0f} Mbit/s)" + (f". {costs[:-1]}" if costs else ""))
         default = " (the default)" if r["bufferBytes"] == 32 << 20 else ""
         out.append(f"Buffer {size}{default}: {head}.\n")
         out.append("| probe | tool | sent packets/s | Mbit/s | received | dropped | verdict |")
