@@ -43,7 +43,8 @@ do {
     if let kib = try number("buffer-kib", 4...1_048_576) { options.bufferBytes = Int32(kib) * 1024 }
     options.bisectionSteps = Int(try number("steps", 0...10) ?? Double(options.bisectionSteps))
     options.threads = Int(try number("threads", 1...16) ?? Double(options.threads))
-    options.batch = Int(try number("batch", 1...4096) ?? Double(options.batch))
+    // sendmmsg(2) takes 1,024 messages at most.
+    options.batch = Int(try number("batch", 1...1024) ?? Double(options.batch))
     if let sender = value("sender") {
       guard ["ring", "packet", "udp"].contains(sender) else {
         throw SystemError("--sender \(sender): expected ring, packet or udp", code: EINVAL)
