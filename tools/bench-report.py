@@ -107,8 +107,9 @@ if fidelity:
         sat = r["atSaturation"]
         named = []
         if not r["senderBound"] and best is not None:
-            top = max((p for p in r["probes"] if p["dropped"] == 0 and p.get("targetRate")),
-                      key=lambda p: p["sentRate"], default=None)
+            # The search's answer (a probe at twice it may pass too on a lucky minute).
+            top = next((p for p in r["probes"] if p["dropped"] == 0 and p.get("targetRate")
+                        and p["sentRate"] == best), None)
             if top:
                 named.append(("highest zero-drop", top))
         double = r.get("atDouble")
