@@ -71,7 +71,9 @@ for r in (r for r in rows if r["section"] == "fidelity" and not r.get("error")):
     figure(f"capture-zero-drop-rate-{kib}k", f"highest zero-drop capture rate, {kib} KiB ring "
            f"({'sender-bound' if r['senderBound'] else 'capture-bound'})", "packets/s",
            best, f"tcpdump -B {kib}", peer_best, better="higher",
-           sender_bound=r["senderBound"], passed_with_drops=r["passedWithDrops"])
+           sender_bound=r["senderBound"], passed_with_drops=r["passedWithDrops"],
+           sender=r.get("sender"), sender_ceiling=r.get("senderCeiling"),
+           capture_cpu_s=r["atSaturation"].get("captureCPUSeconds"))
 
 socks = {r["proxy"]: r for r in rows if r["section"] == "socks" and not r.get("error")}
 mock = socks.get("failclosed mock-tor")
@@ -115,6 +117,20 @@ sc = next((r for r in rows if r["section"] == "scenarios"), None)
 if sc:
     figure("stall-scenario-wall", f"stall-past-75s ({sc['stall_virtual_s']} s virtual), wall s",
            "s", round(sc["stall_wall_s"], 1), goal={"max": 2})
+
+build = next((r for r in rows if r["section"] == "bitchat-source-build"), None)
+if build and not build.get("skipped"):
+    figure("bitchat-source-build-first", "bitchat-source package, first build of its key, wall s",
+           "s", round(build["cold_s"], 1), "cached build",
+           round(build["cached_s"], 2) if build.get("cached_s") is not None else None)
+sides = {r["sut"]: r for r in rows if r["section"] == "bitchat-source-lane"}
+if "bitchat-source" in sides:
+    source, model = sides["bitchat-source"], sides.get("model")
+    figure("bitchat-source-lane-wall", f"bitchat-source lane, {source['scenarios']} scenarios "
+           f"({source['virtual_s']} s of scenario time), wall s", "s", round(source["wall_s"], 1),
+           "model, same files" if model else None,
+           round(model["wall_s"], 1) if model else None, all_passed=source["exit"] == 0,
+           peer_all_passed=model["exit"] == 0 if model else None)
 
 run = next((r for r in rows if r["section"] == "run"), {})
 print(json.dumps({"run": {k: v for k, v in run.items() if k != "section"}, "machine": machine,

@@ -17,8 +17,23 @@ enum CaptureFidelity {
     var payloadBytes = 64
     var bufferBytes: Int32 = 32 << 20
     var bisectionSteps = 4
-    /// Sending threads (one socket each).
-    var threads = 2
+    /// Sending threads (one socket each). More threads than cores: the scheduler shares the
+    /// cores per thread, so eight take a larger share from the capture's one, as a busy app
+    /// does (at flat out the default ring dropped in 3 of 5 probes with eight, 1 of 6 with four).
+    var threads = 8
+    /// "ring": AF_PACKET sockets with a transmit ring (``PacketRingSender``); "packet":
+    /// AF_PACKET sockets with sendmmsg; "udp": connected UDP sockets with sendmmsg
+    /// (``PacedSender``), the sender before them.
+    var sender = "ring"
+    /// Frames handed to the kernel per send(2) by the ring sender.
+    var batch = 1024
+    /// PACKET_QDISC_BYPASS on the ring sender's sockets (the capture then sees nothing).
+    var qdiscBypass = false
+    /// Drops the load where it enters the censor (an nftables ingress hook on its end of the
+    /// veth), after the device's link and its capture have seen every packet, instead of in
+    /// the sink's full socket: the censor's routing and UDP receive then cost the sending
+    /// core nothing.
+    var dropAtIngress = true
   }
 
   struct Probe: Codable {
@@ -34,6 +49,11 @@ enum CaptureFidelity {
     /// failclosed's verdict (tcpdump has none).
     var verdict: String?
     var reasons: [String]
+    /// CPU seconds the capture's own threads ran during the probe (failclosed only; from
+    /// /proc/self/task/TID/schedstat of the threads its open started).
+    var captureCPUSeconds: Double? = nil
+    /// CPU seconds the sending threads ran (the kernel's work for each packet included).
+    var senderCPUSeconds: Double? = nil
   }
 
   struct Result: Codable {
@@ -41,6 +61,17 @@ enum CaptureFidelity {
     var wireBytes: Int
     var seconds: Double
     var bufferBytes: Int32
+    /// How the load was sent (``FidelitySender/name``) and by how many threads.
+    var sender: String
+    var senderThreads: Int
+    /// Where the load ends: "censor ingress" (nftables) or "sink socket" (a full buffer).
+    var sinkDrop: String
+    /// Packets/s of the sender flat out with no capture open: its own ceiling, beside the
+    /// rate it reached with the capture on (``atSaturation``), which shares the cores.
+    var senderCeiling: Double
+    /// Packets per CPU-second the capture's threads took in the flat-out probe: how fast
+    /// the capture would go with a core of its own (its ceiling, beside the sender's).
+    var captureCeiling: Double?
     /// Achieved packets/s of the fastest probe with zero drops (nil: none had zero drops).
     var maxZeroDropRate: Double?
     /// True when even the sender's top speed caused no drop (the limit is the sender's).
@@ -62,15 +93,63 @@ enum CaptureFidelity {
     // The sink never reads: a full receive buffer drops silently (no ICMP back to the device).
     let sinkSocket = try sandbox.censor.perform { try DatagramSocket.bound(to: sink) }
     defer { sinkSocket.close() }
-    var sockets: [DatagramSocket] = []
-    defer { for socket in sockets { socket.close() } }
-    for _ in 0..<options.threads {
-      let socket = try sandbox.device.perform { try DatagramSocket(.ipv4) }
-      sockets.append(socket)
-      try socket.connect(to: sink)
+    if options.dropAtIngress {
+      // Only the load (UDP to the sink's port); the namespace's deletion removes the table.
+      try CommandRunner.run(
+        ["ip", "netns", "exec", sandbox.names.censor, "nft", "-f", "-"],
+        stdin: """
+          table netdev fcbench {
+            chain load { type filter hook ingress device dev0 priority 0; udp dport \(sink.port) drop; }
+          }
+          """)
     }
-    let sender = PacedSender(
-      sockets: sockets.map(\.descriptor.rawValue), payloadBytes: options.payloadBytes)
+    if options.sender == "udp" {
+      var sockets: [DatagramSocket] = []
+      defer { for socket in sockets { socket.close() } }
+      for _ in 0..<options.threads {
+        let socket = try sandbox.device.perform { try DatagramSocket(.ipv4) }
+        sockets.append(socket)
+        try socket.connect(to: sink)
+      }
+      let sender = PacedSender(
+        sockets: sockets.map(\.descriptor.rawValue),
+        message: [UInt8](repeating: 0x5A, count: options.payloadBytes), batch: options.batch)
+      return try search(sandbox, sender, options)
+    }
+    let frame = try PacketRingSender.loadFrame(
+      sandbox, sink: sink, payloadBytes: options.payloadBytes)
+    if options.sender == "packet" {
+      var sockets: [Int32] = []
+      defer { for fd in sockets { close(fd) } }
+      for _ in 0..<options.threads {
+        sockets.append(
+          try sandbox.device.perform {
+            try PacketRingSender.packetSocket(
+              interface: AddressPlan.deviceInterface, qdiscBypass: options.qdiscBypass)
+          })
+      }
+      let sender = PacedSender(
+        sockets: sockets, message: frame, batch: options.batch,
+        name: "AF_PACKET sockets (sendmmsg)" + (options.qdiscBypass ? " (qdisc bypass)" : ""))
+      return try search(sandbox, sender, options)
+    }
+    let rings = try PacketRingSender.open(
+      sandbox, frame: frame, threads: options.threads, batch: options.batch,
+      qdiscBypass: options.qdiscBypass)
+    defer { rings.close() }
+    return try search(sandbox, rings, options)
+  }
+
+  /// The sender's ceiling alone, then the search for the highest zero-drop rate with the
+  /// capture on, then tcpdump at the rates that matter.
+  static func search(_ sandbox: SandboxRun, _ sender: any FidelitySender, _ options: Options)
+    throws -> Result
+  {
+    let alone = sender.send(rate: nil, seconds: options.seconds)
+    let senderCeiling = Double(alone.sent) / max(alone.seconds, 1e-9)
+    FileHandle.standardError.write(
+      Data(
+        "fcbench fidelity: \(sender.name) alone (no capture) sent \(Int(senderCeiling))/s\n".utf8))
 
     var probes: [Probe] = []
     func ours(_ rate: Double?) throws -> Probe {
@@ -132,7 +211,13 @@ enum CaptureFidelity {
     }
     return Result(
       payloadBytes: options.payloadBytes, wireBytes: options.payloadBytes + 8 + 20 + 14,
-      seconds: options.seconds, bufferBytes: options.bufferBytes,
+      seconds: options.seconds, bufferBytes: options.bufferBytes, sender: sender.name,
+      senderThreads: sender.threads,
+      sinkDrop: options.dropAtIngress ? "censor ingress" : "sink socket",
+      senderCeiling: senderCeiling.rounded(),
+      captureCeiling: saturation.captureCPUSeconds.flatMap {
+        $0 > 0 ? (Double(saturation.received) / $0).rounded() : nil
+      },
       maxZeroDropRate: best?.sentRate, senderBound: saturation.dropped == 0, atDouble: atDouble,
       atSaturation: saturation, tcpdump: peer, probes: probes,
       passedWithDrops: probes.filter { $0.dropped > 0 && $0.verdict == "pass" }.count)
@@ -140,31 +225,51 @@ enum CaptureFidelity {
 
   static func line(_ probe: Probe) -> String {
     let target = probe.targetRate.map { String(Int($0)) } ?? "max"
+    let cpu = probe.captureCPUSeconds.map { String(format: " (capture CPU %.3f s)", $0) } ?? ""
     return "\(probe.tool) target \(target)/s sent \(Int(probe.sentRate))/s received "
-      + "\(probe.received) dropped \(probe.dropped) \(probe.verdict ?? "")"
+      + "\(probe.received) dropped \(probe.dropped) \(probe.verdict ?? "")\(cpu)"
   }
 
   /// failclosed's capture (as `exec` opens it, positive control included) around one send.
   static func captureProbe(
-    _ sandbox: SandboxRun, _ sender: PacedSender, rate: Double?, _ options: Options
+    _ sandbox: SandboxRun, _ sender: any FidelitySender, rate: Double?, _ options: Options
   ) throws -> Probe {
+    let before = threadIDs()
     let capture = try sandbox.openDeviceCapture(
       allowed: [Endpoint(sink)], pcapPath: nil, bufferSize: options.bufferBytes)
+    let captureThreads = threadIDs().subtracting(before)
     let outcome = sender.send(rate: rate, seconds: options.seconds)
     // Let the capture thread catch up with what is already in the ring.
     usleep(300_000)
+    let cpu = captureThreads.compactMap(cpuSeconds).reduce(0, +)
     let report = capture.stop()
     return Probe(
       tool: "failclosed", targetRate: rate, sent: outcome.sent, sendFailures: outcome.failed,
       seconds: outcome.seconds, sentRate: Double(outcome.sent) / outcome.seconds,
       received: report.capture?.received ?? 0, dropped: report.capture?.dropped ?? 0,
-      verdict: report.verdict.rawValue, reasons: report.reasons.map(\.description))
+      verdict: report.verdict.rawValue, reasons: report.reasons.map(\.description),
+      captureCPUSeconds: cpu, senderCPUSeconds: outcome.cpuSeconds)
+  }
+
+  /// The process's threads now.
+  static func threadIDs() -> Set<String> {
+    Set((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? [])
+  }
+
+  /// A thread's time on a CPU so far (schedstat's first field, in nanoseconds).
+  static func cpuSeconds(_ thread: String) -> Double? {
+    guard
+      let text = try? String(
+        contentsOfFile: "/proc/self/task/\(thread)/schedstat", encoding: .utf8),
+      let nanoseconds = Double(text.split(separator: " ").first ?? "")
+    else { return nil }
+    return nanoseconds / 1e9
   }
 
   /// tcpdump in the device namespace on the same interface, same snaplen, immediate mode and
   /// buffer size, writing to /dev/null; its "dropped by kernel" line after SIGINT.
   static func tcpdumpProbe(
-    _ sandbox: SandboxRun, _ sender: PacedSender, rate: Double?, _ options: Options
+    _ sandbox: SandboxRun, _ sender: any FidelitySender, rate: Double?, _ options: Options
   ) throws -> Probe {
     let log = FileManager.default.temporaryDirectory.appendingPathComponent(
       "fcbench-tcpdump-\(getpid()).txt")

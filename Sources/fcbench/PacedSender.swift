@@ -2,21 +2,21 @@ import FailClosedSupport
 import Foundation
 import Sandbox
 
-/// Sends fixed-size UDP datagrams on connected sockets at a target rate (or as fast as it
-/// can), for the capture-fidelity benchmark: one thread per socket, each paced by catching up
-/// with its share of `rate × elapsed` after short sleeps, in batches of sendmmsg, so packets
-/// leave in small bursts rather than one per timer tick.
-struct PacedSender: Sendable {
-  struct Outcome: Sendable {
-    var sent = 0
-    var failed = 0
-    var seconds = 0.0
-  }
+/// Sends one message again and again on sockets at a target rate (or as fast as it can), for
+/// the capture-fidelity benchmark: one thread per socket, each paced by catching up with its
+/// share of `rate × elapsed` after short sleeps, in batches of sendmmsg, so packets leave in
+/// small bursts rather than one per timer tick. The sockets are connected UDP sockets (the
+/// message is the datagram's payload) or AF_PACKET sockets bound to the device's link (the
+/// message is a whole Ethernet frame: see ``PacketRingSender/openSockets``).
+struct PacedSender: FidelitySender {
+  typealias Outcome = SendOutcome
 
-  /// Connected UDP sockets, one sending thread each.
+  /// Connected UDP sockets or bound AF_PACKET sockets, one sending thread each.
   let sockets: [Int32]
-  let payloadBytes: Int
-  static let batch = 64
+  let message: [UInt8]
+  var batch = 64
+  var name = "connected UDP sockets (sendmmsg)"
+  var threads: Int { sockets.count }
 
   /// Sends for `seconds` at `rate` packets per second in all; nil sends as fast as the
   /// threads can. Blocks until every thread is done.
@@ -26,29 +26,31 @@ struct PacedSender: Sendable {
     let group = DispatchGroup()
     for fd in sockets {
       group.enter()
-      let payloadBytes = payloadBytes
+      let message = message
+      let batch = batch
       let thread = Thread {
-        let outcome = Self.sendFrom(fd, payloadBytes: payloadBytes, rate: share, seconds: seconds)
+        let outcome = Self.sendFrom(
+          fd, message: message, batch: batch, rate: share, seconds: seconds)
         results.withLock { $0.append(outcome) }
         group.leave()
       }
       thread.start()
     }
     group.wait()
-    return results.withLock { all in
-      Outcome(
-        sent: all.map(\.sent).reduce(0, +), failed: all.map(\.failed).reduce(0, +),
-        seconds: all.map(\.seconds).max() ?? 0)
-    }
+    return SendOutcome.combined(results.withLock { $0 })
   }
 
-  private static func sendFrom(_ fd: Int32, payloadBytes: Int, rate: Double?, seconds: Double)
+  private static func sendFrom(
+    _ fd: Int32, message: [UInt8], batch: Int, rate: Double?, seconds: Double
+  )
     -> Outcome
   {
     let clock = SystemClock()
+    let startCPU = SendOutcome.threadCPUSeconds()
     var outcome = Outcome()
+    let payloadBytes = message.count
     let payload = UnsafeMutableRawPointer.allocate(byteCount: payloadBytes, alignment: 8)
-    payload.initializeMemory(as: UInt8.self, repeating: 0x5A, count: payloadBytes)
+    message.withUnsafeBytes { payload.copyMemory(from: $0.baseAddress!, byteCount: payloadBytes) }
     defer { payload.deallocate() }
     var vector = iovec(iov_base: payload, iov_len: payloadBytes)
     withUnsafeMutablePointer(to: &vector) { vectorPointer in
@@ -79,6 +81,7 @@ struct PacedSender: Sendable {
         }
       }
     }
+    outcome.cpuSeconds = SendOutcome.threadCPUSeconds() - startCPU
     return outcome
   }
 }

@@ -6,7 +6,8 @@ BlockingIO.ignoreSIGPIPE()
 let usage = """
   Usage: fcbench socks --proxy HOST:PORT --label NAME [--quick]
          fcbench fidelity [--seconds S] [--payload BYTES] [--buffer-kib K] [--steps N]
-           [--threads T]
+           [--threads T] [--sender ring|packet|udp] [--batch N] [--qdisc-bypass]
+           [--drop-in-sink]
            (needs root: builds a sandbox, searches the highest zero-drop capture rate)
   (captures for the audit benchmark come from `failclosed gen-pcap`)
   """
@@ -42,6 +43,16 @@ do {
     if let kib = try number("buffer-kib", 4...1_048_576) { options.bufferBytes = Int32(kib) * 1024 }
     options.bisectionSteps = Int(try number("steps", 0...10) ?? Double(options.bisectionSteps))
     options.threads = Int(try number("threads", 1...16) ?? Double(options.threads))
+    // sendmmsg(2) takes 1,024 messages at most.
+    options.batch = Int(try number("batch", 1...1024) ?? Double(options.batch))
+    if let sender = value("sender") {
+      guard ["ring", "packet", "udp"].contains(sender) else {
+        throw SystemError("--sender \(sender): expected ring, packet or udp", code: EINVAL)
+      }
+      options.sender = sender
+    }
+    options.qdiscBypass = arguments.contains("--qdisc-bypass")
+    options.dropAtIngress = !arguments.contains("--drop-in-sink")
     let result = try CaptureFidelity.run(options)
     print(String(decoding: try encoder.encode(result), as: UTF8.self))
   default:

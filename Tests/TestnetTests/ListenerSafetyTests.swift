@@ -25,6 +25,9 @@ import TorControl
     "Sources/Sandbox/WorldServices.swift": "in the world namespace (world.perform)",
     "Sources/Sandbox/CensorCloser.swift": "in the censor namespace (censor.perform)",
     "Sources/fcbench/EchoServer.swift": "127.0.0.1:0",
+    "Sources/fcbench/PacketRingSender.swift":
+      "an AF_PACKET socket bound to the device's link inside the sandbox's device namespace "
+      + "(device.perform): it sends frames to the censor's sink and listens on nothing",
   ]
 
   @Test func everyPlaceThatBindsIsReviewed() {
