@@ -143,8 +143,8 @@ class MockLaneRun: EpochHandOverLaneRun {
     }
   }
 
-  /// The mock says ready once its options are read and started once it listens; the app gets
-  /// the epoch only then, so a ctor app's control port is there when it connects.
+  /// The mock says ready once its options are read, and started once it listens: before the
+  /// run's time 0, when the app's first action (start) connects to it.
   func startTorSide(handOver: EpochHandOver) throws {
     let log = workDirectory + "/mock.log"
     let input = try handOver.add("the mock Tor", output: log)

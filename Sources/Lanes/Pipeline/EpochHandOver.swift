@@ -3,12 +3,19 @@ import Foundation
 
 /// The pipeline's side of the run's epoch hand-over (`--epoch stdin`, ``EpochReceiver``): the
 /// processes that share the run's clock start, set up, and each says `ready` on its standard
-/// input (a stream socket the pipeline holds); only then is the epoch fixed, `lead` ahead, and
-/// handed to each in the order they were added, each once the one before has said `started`
-/// (the mock Tor listens before the app builds the objects that connect to it). The lead is
-/// then what the processes need after their set-up, not a guess at their start-up under
-/// load, and a process that says `started` past the epoch shows the lead was too short.
+/// input (a stream socket the pipeline holds); only then is the epoch fixed and handed to all
+/// of them. What is left for them after the hand-over (the mock opens its listeners, the app
+/// builds its objects) is a small part of what they did before it, and takes longer on a
+/// loaded machine as their start did: the lead is a floor or half the time they took to say
+/// ready, whichever is longer, measured on this run. A process that says `started` past the
+/// epoch shows the lead was still too short.
 final class EpochHandOver {
+  /// The lead as a share of the time from the first spawn to the last `ready`.
+  static let leadShareOfSetUp = 0.5
+  private let created = MonotonicInstant.now
+  /// The lead given, once the epoch is fixed.
+  private(set) var lead: Double?
+
   struct Participant {
     var name: String
     /// The pipeline's end of the socket.
@@ -42,9 +49,9 @@ final class EpochHandOver {
   }
 
   /// Waits (at most `timeout` real seconds) until every participant is ready, fixes the epoch
-  /// `lead` ahead and hands it over in order. Throws when a process ends or stays silent,
-  /// naming it with its last output.
-  func fix(lead: Double, timeout: Double) throws -> MonotonicInstant {
+  /// at least `minimumLead` ahead and hands it over. Throws when a process ends or stays
+  /// silent, naming it with its last output.
+  func fix(minimumLead: Double, timeout: Double) throws -> MonotonicInstant {
     for index in participants.indices where participants[index].processEnd >= 0 {
       close(participants[index].processEnd)
       participants[index].processEnd = -1
@@ -53,12 +60,12 @@ final class EpochHandOver {
     for index in participants.indices {
       try waitForLine(index, deadline: deadline) { $0 == "ready" }
     }
+    let setUp = MonotonicInstant.now.seconds(since: created)
+    let lead = max(minimumLead, setUp * Self.leadShareOfSetUp)
+    self.lead = lead
     let epoch = MonotonicInstant.now.advanced(bySeconds: lead)
     for index in participants.indices {
       try handOver(epoch.description + "\n", to: index)
-      if index < participants.count - 1 {
-        try waitForLine(index, deadline: deadline) { self.noteStarted(index, $0) }
-      }
     }
     return epoch
   }

@@ -30,13 +30,14 @@ public enum LanePipeline {
     /// start-up. (0.5 s was too short at load 50-60: a ctor scenario's app, started once the
     /// mock's control port is up, finished setting up 60 ms after the epoch, 1.5 s at scale 25.)
     public var epochLead: Double
-    /// Real seconds from handing the epoch over to its time 0 (``EpochHandOver``): the mock
-    /// Tor opens its listeners, then the app builds its objects (a few ms each). A process
-    /// that says it started past time 0 makes the run inconclusive.
+    /// Real seconds at least from handing the epoch over to its time 0 (``EpochHandOver``):
+    /// the mock Tor opens its listeners and the app builds its objects (a few ms each when
+    /// idle); under load the lead grows with the time they took to set up. A process that says
+    /// it started past time 0 makes the run inconclusive.
     public var handOverLead: Double
 
     public init(
-      grace: Double = 1, epochLead: Double = 1, handOverLead: Double = 0.1,
+      grace: Double = 1, epochLead: Double = 1, handOverLead: Double = 0.05,
       onEvent: (@Sendable (ScenarioEvent) -> Void)? = nil
     ) {
       self.grace = grace
@@ -112,7 +113,7 @@ public enum LanePipeline {
       input: try handOver?.add("the app", output: appOutput))
     defer { app.killTree() }
     if let handOver {
-      epoch = try handOver.fix(lead: options.handOverLead, timeout: Self.readyTimeout)
+      epoch = try handOver.fix(minimumLead: options.handOverLead, timeout: Self.readyTimeout)
     }
     let clock = ScaledClock(factor: run.timeScale, epoch: epoch ?? .now)
     let runStart = clock.epochUnixTime
@@ -155,8 +156,8 @@ public enum LanePipeline {
     if runError == nil, let late = handOver?.lateStarts.first {
       runError =
         "\(late.name) finished setting up \(String(format: "%.3f", late.seconds)) s after the "
-        + "run's time 0 (the hand-over's lead is \(options.handOverLead) s): its first steps "
-        + "were late"
+        + "run's time 0 (the hand-over's lead was "
+        + "\(String(format: "%.3f", handOver?.lead ?? 0)) s): its first steps were late"
     }
     runError = run.appEnded(runError: runError, appOutput: appOutput)
     // What the app's tree still does after it is caught for the grace period; then nothing is
