@@ -37,7 +37,7 @@ public enum LanePipeline {
     public var handOverLead: Double
 
     public init(
-      grace: Double = 1, epochLead: Double = 1, handOverLead: Double = 0.05,
+      grace: Double = 1, epochLead: Double = 1, handOverLead: Double = 0.1,
       onEvent: (@Sendable (ScenarioEvent) -> Void)? = nil
     ) {
       self.grace = grace
