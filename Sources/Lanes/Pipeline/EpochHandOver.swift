@@ -6,12 +6,12 @@ import Foundation
 /// input (a stream socket the pipeline holds); only then is the epoch fixed and handed to all
 /// of them. What is left for them after the hand-over (the mock opens its listeners, the app
 /// builds its objects) is a small part of what they did before it, and takes longer on a
-/// loaded machine as their start did: the lead is a floor or half the time they took to say
+/// loaded machine as their start did: the lead is a floor or the time they took to say
 /// ready, whichever is longer, measured on this run. A process that says `started` past the
 /// epoch shows the lead was still too short.
 final class EpochHandOver {
   /// The lead as a share of the time from the first spawn to the last `ready`.
-  static let leadShareOfSetUp = 0.5
+  static let leadShareOfSetUp = 1.0
   private let created = MonotonicInstant.now
   /// The lead given, once the epoch is fixed.
   private(set) var lead: Double?
