@@ -174,8 +174,11 @@ if sc or lanes:
         out.append(f"| whole library | {sc['scenarios'] - sc.get('not_run', 0)} | "
                    f"{sc['suite_wall_s']:.1f} | | |")
     if sc:
-        out.append(f"| stall-past-75s alone | 1 | {sc['stall_wall_s']:.1f} | "
-                   f"{sc['stall_virtual_s']} | |")
+        scale = sc.get("stall_time_scale", 25)
+        passed = "" if "stall_exit" not in sc else (
+            "yes" if sc["stall_exit"] == 0 else f"no (exit {sc['stall_exit']})")
+        out.append(f"| stall-past-75s alone (x{scale}) | 1 | {sc['stall_wall_s']:.1f} | "
+                   f"{sc['stall_virtual_s']} | {passed} |")
     out.append("")
 tn = [r for r in rows if r["section"] == "testnet"]
 if tn:

@@ -12,7 +12,7 @@ public struct AppCommand: Command {
   public let usage = """
     Usage: failclosed app --actions FILE|- [--profile PROFILE]
                           [--backend arti|mock|ctor|tor|simulated] [--time-scale N]
-                          [--epoch NANOSECONDS]
+                          [--epoch NANOSECONDS|stdin]
                           [--state-dir DIR] [--socks HOST:PORT] [--directory-url URL]
                           [--relay URL]... [--torrc-base FILE] [--tor-binary PATH]
                           [--bridge LINE]...
@@ -24,7 +24,9 @@ public struct AppCommand: Command {
     state change, notification, socket opened and request as a JSON line with its virtual time.
     With --epoch (the scenario runner's), time 0 is that instant on the run's clock, shared
     with the mock Tor: the app sets up before it (events then have negative times) and
-    performs its actions from it.
+    performs its actions from it. With --epoch stdin the runner hands it over once the app has
+    set up: standard input is the runner's socket, the app writes "ready" on it, reads the
+    epoch's line, and writes "started SECONDS" (past the epoch) when its objects are built.
 
     Profiles: bitchat (default), hardened, naive-port; onion-browser-1, onion-browser-2,
     onion-browser-3 (Onion Browser 1.X, 2.X, 3.X, each rule for rule; --backend ctor or tor);
@@ -119,6 +121,10 @@ public struct AppCommand: Command {
       options.timeScale = try ParsedArguments.number(scale, option: "time-scale", in: 0.001...1000)
     }
     options.epoch = try RunClockOption.epoch(arguments)
+    options.receivesEpoch = RunClockOption.isHandedOver(arguments)
+    if options.receivesEpoch && arguments.value("actions") == "-" {
+      throw UsageError("--epoch stdin: standard input is the runner's socket, not --actions -")
+    }
     options.stateDirectory = arguments.value("state-dir")
     if let socks = arguments.value("socks") {
       guard let address = SocketAddress(socks) else {

@@ -19,7 +19,9 @@ public struct MockTorCommand: Command {
     fails. Every SOCKS request is logged with the destination exactly as the client sent it
     (a raw IP there means the client resolved the name itself: a DNS leak upstream).
     With --epoch (the scenario runner's), plan time 0 and the log's times are that instant on
-    the run's clock (--time-scale), shared with the app.
+    the run's clock (--time-scale), shared with the app. With --epoch stdin the runner hands it
+    over: standard input is its socket; the mock writes "ready" on it once its options are
+    read, reads the epoch's line, and writes "started SECONDS" once it listens.
 
     Personalities:
       ctor  C tor as Onion Browser drives it: SOCKS listens from the start; SOCKS4/4a/5,
@@ -79,7 +81,10 @@ public struct MockTorCommand: Command {
   }
 
   /// Builds the configuration from parsed arguments; every error names the option at fault.
-  public static func configuration(from arguments: ParsedArguments) throws -> MockTorConfiguration {
+  /// `handedEpoch`: the epoch received with `--epoch stdin` (``EpochReceiver``).
+  public static func configuration(
+    from arguments: ParsedArguments, handedEpoch: MonotonicInstant? = nil
+  ) throws -> MockTorConfiguration {
     var configuration = MockTorConfiguration()
     if let text = arguments.value("personality") {
       guard let personality = MockTorPersonality(rawValue: text.lowercased()) else {
@@ -134,7 +139,7 @@ public struct MockTorCommand: Command {
         client: GuardTunnelClient(device: nil, guards: guards))
     }
     configuration.eventLogPath = arguments.value("event-log")
-    let epoch = try RunClockOption.epoch(arguments)
+    let epoch = try handedEpoch ?? RunClockOption.epoch(arguments)
     if let text = arguments.value("time-scale") {
       let factor = try ParsedArguments.number(text, option: "time-scale", in: 0.001...1000)
       configuration.clock = ScaledClock(factor: factor, epoch: epoch ?? .now)
@@ -166,7 +171,15 @@ public struct MockTorCommand: Command {
     guard arguments.positional.isEmpty else {
       throw UsageError("unexpected argument '\(arguments.positional[0])'")
     }
-    let configuration = try Self.configuration(from: arguments)
+    var configuration = try Self.configuration(from: arguments)
+    // --epoch stdin: set up as far as the options, then take the run's epoch; "started" once
+    // the listeners are up, so the runner knows its lead was long enough.
+    var handedEpoch: MonotonicInstant?
+    if RunClockOption.isHandedOver(arguments) {
+      let epoch = try await BlockingIO.run("mock-tor.epoch") { try EpochReceiver.receive() }
+      configuration = try Self.configuration(from: arguments, handedEpoch: epoch)
+      handedEpoch = epoch
+    }
     let mock = try MockTor(configuration)
     try mock.start()
     let control: ControlPortService?
@@ -184,6 +197,7 @@ public struct MockTorCommand: Command {
     // Now, not at exit: stdout to a file is block-buffered, and the scenario runner waits for
     // the "control port on" line before it starts the app (10 s per ctor scenario otherwise).
     fflush(nil)
+    if let handedEpoch { EpochReceiver.reportStarted(epoch: handedEpoch) }
     let signal = await SignalWaiter.waitForTermination()
     mock.stop()
     print("mock-tor: stopped on \(signal)")

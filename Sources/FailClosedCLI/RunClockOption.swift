@@ -5,17 +5,27 @@ import FailClosedSupport
 /// `--time-scale`, so they all read the run's clock (``ScaledClock``).
 enum RunClockOption {
   static let spec = OptionSpec(
-    "epoch", .single, valueName: "NANOSECONDS",
-    help: "the run's time 0 in CLOCK_MONOTONIC nanoseconds (the scenario runner gives it)")
+    "epoch", .single, valueName: "NANOSECONDS|stdin",
+    help: "the run's time 0 in CLOCK_MONOTONIC nanoseconds; stdin: handed over once set up "
+      + "(the scenario runner's)")
+
+  /// `--epoch stdin`: the runner hands the epoch over on standard input once the process has
+  /// set up (``EpochReceiver``).
+  static func isHandedOver(_ arguments: ParsedArguments) -> Bool {
+    arguments.value("epoch") == EpochReceiver.optionValue
+  }
 
   /// An epoch further ahead than this is a mistake: the runner gives one a moment ahead.
   static let maximumLead = 3600.0
 
   static func epoch(_ arguments: ParsedArguments) throws -> MonotonicInstant? {
-    guard let text = arguments.value("epoch") else { return nil }
+    guard let text = arguments.value("epoch"), text != EpochReceiver.optionValue else {
+      return nil
+    }
     guard let epoch = MonotonicInstant(text) else {
       throw UsageError(
-        "--epoch: expected CLOCK_MONOTONIC nanoseconds (a whole number), got '\(text)'")
+        "--epoch: expected CLOCK_MONOTONIC nanoseconds (a whole number) or stdin, got '\(text)'"
+      )
     }
     let ahead = epoch.seconds(since: .now)
     if ahead > maximumLead {

@@ -12,14 +12,21 @@ public final class DeviceCommand: @unchecked Sendable {
   private let inode: UInt64
 
   /// Starts `arguments` in the device. `output`, when given, receives stdout and stderr
-  /// (appended); otherwise they are the harness's own.
-  public init(_ arguments: [String], in run: SandboxRun, output: String? = nil) throws {
+  /// (appended); otherwise they are the harness's own. `input` is its standard input (a
+  /// descriptor the caller keeps and closes; /dev/null when nil).
+  public init(
+    _ arguments: [String], in run: SandboxRun, output: String? = nil, input: Int32? = nil
+  ) throws {
     guard !arguments.isEmpty else { throw SystemError("exec: no command", code: EINVAL) }
     self.arguments = arguments
     self.run = run
     inode = try run.device.inode()
     let actions = FileActions()
-    actions.open("/dev/null", to: 0, flags: O_RDONLY)
+    if let input {
+      actions.dup(input, to: 0)
+    } else {
+      actions.open("/dev/null", to: 0, flags: O_RDONLY)
+    }
     if let output {
       actions.open(output, to: 1, flags: O_WRONLY | O_CREAT | O_APPEND)
       actions.dup(1, to: 2)

@@ -59,6 +59,9 @@ public enum AppDriver {
     /// The run's epoch (`--epoch`): the app's time 0, shared with the mock and the runner. Nil:
     /// time 0 is when the app has set up (a run of its own).
     public var epoch: MonotonicInstant?
+    /// `--epoch stdin`: the epoch is handed over on standard input once the app has set up
+    /// (``EpochReceiver``); `epoch` is then nil until `run` has it.
+    public var receivesEpoch = false
     public var stateDirectory: String?
     public var socks = SocketAddress("127.0.0.1:39050")!
     public var directoryURL = GeoRelayDirectory.defaultRemoteURL
@@ -80,12 +83,18 @@ public enum AppDriver {
     public init() {}
   }
 
-  /// Runs `actions` in order and returns when the last one is done.
+  /// Runs `actions` in order and returns when the last one is done. With `receivesEpoch` the
+  /// epoch is handed over once the slow set-up (the store, the trust store) is done.
   public static func run(
     actions: [AppAction], options: Options, sink: @escaping @Sendable (AppEvent) -> Void
   ) async throws {
+    let prepared = try prepare(options)
+    var options = options
+    if options.receivesEpoch {
+      options.epoch = try await BlockingIO.run("app.epoch") { try EpochReceiver.receive() }
+    }
     let clock = ScaledClock(factor: options.timeScale, epoch: options.epoch ?? .now)
-    try await run(actions: actions, options: options, clock: clock, sink: sink)
+    try await run(actions: actions, options: options, clock: clock, prepared: prepared, sink: sink)
   }
 
   /// The same on any clock (a ``ManualClock`` in tests). With an epoch the app's time 0 is the
@@ -95,6 +104,17 @@ public enum AppDriver {
     actions: [AppAction], options: Options, clock: any HarnessClock,
     sink: @escaping @Sendable (AppEvent) -> Void
   ) async throws {
+    try await run(
+      actions: actions, options: options, clock: clock, prepared: try prepare(options), sink: sink)
+  }
+
+  /// What the app sets up before the run's clock matters: its store and its TLS trust.
+  struct Prepared: Sendable {
+    var store: KeyValueStore
+    var tls: TLSClient
+  }
+
+  static func prepare(_ options: Options) throws -> Prepared {
     if options.profile.onionBrowserVersion != nil {
       try OnionBrowserRuntime.checkBackend(options)
     }
@@ -124,7 +144,15 @@ public enum AppDriver {
     } else {
       trust = .system
     }
-    let tls = try TLSClient(trust: trust)
+    return Prepared(store: store, tls: try TLSClient(trust: trust))
+  }
+
+  static func run(
+    actions: [AppAction], options: Options, clock: any HarnessClock, prepared: Prepared,
+    sink: @escaping @Sendable (AppEvent) -> Void
+  ) async throws {
+    let store = prepared.store
+    let tls = prepared.tls
     // Without an epoch, virtual time 0 is now, after the slow setup (the trust store). With
     // one it is the run's time 0: the app builds its objects before it (what they log then has
     // a negative time), and `drive` waits for it before the first action, so a start-up slowed
@@ -135,6 +163,7 @@ public enum AppDriver {
       let (browser, tor) = await OnionBrowserRuntime.make(
         version: version,
         options: options, clock: clock, log: log, store: store, tls: tls)
+      reportStarted(options)
       try await drive(actions, clock: clock, origin: origin, tor: tor) {
         await browser.perform($0)
       } finish: {
@@ -143,6 +172,7 @@ public enum AppDriver {
     } else {
       let (runtime, tor) = await makeRuntime(
         options: options, clock: clock, log: log, store: store, tls: tls)
+      reportStarted(options)
       try await drive(actions, clock: clock, origin: origin, tor: tor) {
         await perform($0, on: runtime)
       } finish: {
@@ -153,6 +183,14 @@ public enum AppDriver {
       }
     }
     log.record(.action, ["action": "end"])
+  }
+
+  /// With a handed-over epoch: tells the runner how far past it the app's objects were built
+  /// (past 0: the runner's lead was too short and the first action is late).
+  static func reportStarted(_ options: Options) {
+    if options.receivesEpoch, let epoch = options.epoch {
+      EpochReceiver.reportStarted(epoch: epoch)
+    }
   }
 
   /// Performs each action at its time on the app's clock, then `finish`. The app's own tor (if

@@ -77,7 +77,7 @@ public struct MockLane: Lane {
 }
 
 /// One scenario on the mock lane.
-class MockLaneRun: LaneRun {
+class MockLaneRun: EpochHandOverLaneRun {
   let scenario: Scenario
   let plan: TorPlan
   let lane: MockLane
@@ -143,6 +143,19 @@ class MockLaneRun: LaneRun {
     }
   }
 
+  /// The mock says ready once its options are read, and started once it listens: before the
+  /// run's time 0, when the app's first action (start) connects to it.
+  func startTorSide(handOver: EpochHandOver) throws {
+    let log = workDirectory + "/mock.log"
+    let input = try handOver.add("the mock Tor", output: log)
+    mock = try DeviceCommand(
+      ScenarioCommandLines.mockTor(
+        plan, executable: lane.executable, timeScale: timeScale,
+        guards: AddressPlan.guards.map(\.description),
+        eventLog: workDirectory + "/mock.jsonl") + ["--epoch", EpochReceiver.optionValue],
+      in: sandbox, output: log, input: input)
+  }
+
   func appCommand(actionsFile: String, stateDirectory: String, epoch: MonotonicInstant?)
     -> [String]
   {
@@ -175,7 +188,7 @@ class MockLaneRun: LaneRun {
         "the mock Tor exited early with status \(mockStatus): "
         + LanePipeline.lastLines(workDirectory + "/mock.log")
     }
-    // Stop the mock, then keep capturing for the grace period: a late leak is still caught.
+    // Stop the mock; the pipeline keeps capturing until its end marker is read.
     kill(-mock.pid, SIGTERM)
     return runError
   }

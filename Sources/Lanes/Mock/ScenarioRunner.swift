@@ -12,7 +12,10 @@ public struct ScenarioRunner: Sendable {
     public var executable: String
     /// Virtual seconds per real second: 75 s of bootstrap deadline in ~3 s.
     public var timeScale: Double
-    /// Real seconds to keep capturing after the app and the mock have exited.
+    /// Real seconds to keep capturing after the app has exited, before the end marker
+    /// (``CaptureEndMarker``) closes the capture: the modelled app starts no process of its
+    /// own, and what it sent is caught by the marker; 50 ms more cover a neighbour lookup the
+    /// kernel still holds for its last packet on another address family than the marker's.
     public var grace: Double
     /// Where each scenario's files go (capture.pcap, app.jsonl, mock.jsonl); a temporary
     /// directory, removed afterwards, when nil.
@@ -28,7 +31,7 @@ public struct ScenarioRunner: Sendable {
     public var substituteBitchatSource = false
 
     public init(
-      executable: String, timeScale: Double = 25, grace: Double = 1,
+      executable: String, timeScale: Double = 25, grace: Double = 0.05,
       workDirectory: String? = nil, onEvent: (@Sendable (ScenarioEvent) -> Void)? = nil,
       bitchatSourceDriver: String? = nil
     ) {

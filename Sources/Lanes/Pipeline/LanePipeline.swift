@@ -7,14 +7,19 @@ import SystemUnderTest
 
 /// The one pipeline every lane runs: the lane's sandbox and censor rules, the capture on the
 /// device's link (proved live by the positive control), the Tor side, the app with the
-/// scenario's actions, the timed changes (censor, Tor side), a grace period, the audit, and
-/// the app's events, gathered into a ``ScenarioOutcome`` for the judge. The Tor side, the app
-/// and the pipeline's own timeline (censor changes, crashes, the capture's axis) run on one
-/// clock: an epoch the pipeline makes and hands to each process on its command line, and a
-/// scale.
+/// scenario's actions, the timed changes (censor, Tor side), a grace period closed by the
+/// capture's end marker, the audit, and the app's events, gathered into a ``ScenarioOutcome``
+/// for the judge. The Tor side, the app and the pipeline's own timeline (censor changes,
+/// crashes, the capture's axis) run on one clock: an epoch the pipeline makes and a scale. On
+/// the mock lane the epoch is fixed once both processes have set up and handed over on their
+/// standard input (``EpochHandOver``); other lanes get it on the command line, a fixed lead
+/// ahead.
 public enum LanePipeline {
   public struct Options: Sendable {
-    /// Real seconds to keep capturing after the app has ended: a late leak is still caught.
+    /// Real seconds to keep capturing after the app has ended, before the processes left are
+    /// stopped and the end marker (``CaptureEndMarker``) closes the capture: what the app sent
+    /// is caught by the marker alone; the grace is for what the app's tree still does after
+    /// it (the real lane's tor).
     public var grace: Double
     /// Called with each event as it happens (the app's, and the harness's crashes and censor
     /// changes), on the pipeline's thread: `replay` streams them, so an interrupted run still
@@ -25,12 +30,19 @@ public enum LanePipeline {
     /// start-up. (0.5 s was too short at load 50-60: a ctor scenario's app, started once the
     /// mock's control port is up, finished setting up 60 ms after the epoch, 1.5 s at scale 25.)
     public var epochLead: Double
+    /// Real seconds at least from handing the epoch over to its time 0 (``EpochHandOver``):
+    /// the mock Tor opens its listeners and the app builds its objects (a few ms each when
+    /// idle); under load the lead grows with the time they took to set up. A process that says
+    /// it started past time 0 makes the run inconclusive.
+    public var handOverLead: Double
 
     public init(
-      grace: Double = 1, epochLead: Double = 1, onEvent: (@Sendable (ScenarioEvent) -> Void)? = nil
+      grace: Double = 1, epochLead: Double = 1, handOverLead: Double = 0.1,
+      onEvent: (@Sendable (ScenarioEvent) -> Void)? = nil
     ) {
       self.grace = grace
       self.epochLead = epochLead
+      self.handOverLead = handOverLead
       self.onEvent = onEvent
     }
   }
@@ -80,19 +92,31 @@ public enum LanePipeline {
       toFile: state + "/preferences.json", atomically: true, encoding: .utf8)
     try ScenarioCommandLines.directoryCache().write(
       toFile: state + "/" + GeoRelayDirectory.cacheFileName, atomically: true, encoding: .utf8)
-    // The run's one clock: its epoch and scale go to the Tor side and the app on their command
-    // lines; on a lane that does not share it, time 0 is now.
-    let epoch =
-      run.sharesRunClock ? MonotonicInstant.now.advanced(bySeconds: options.epochLead) : nil
-    try run.startTorSide(epoch: epoch)
-
+    // The run's one clock: its epoch and scale go to the Tor side and the app, handed over
+    // once both have set up (the mock lane) or on their command lines a fixed lead ahead; on
+    // a lane that does not share it, time 0 is now.
     let appOutput = run.workDirectory + "/app.jsonl"
+    let handing = run.sharesRunClock ? run as? any EpochHandOverLaneRun : nil
+    let handOver = handing.map { _ in EpochHandOver() }
+    var epoch =
+      run.sharesRunClock && handOver == nil
+      ? MonotonicInstant.now.advanced(bySeconds: options.epochLead) : nil
+    if let handing, let handOver {
+      try handing.startTorSide(handOver: handOver)
+    } else {
+      try run.startTorSide(epoch: epoch)
+    }
+    var appCommand = run.appCommand(actionsFile: actionsFile, stateDirectory: state, epoch: epoch)
+    if handOver != nil { appCommand += ["--epoch", EpochReceiver.optionValue] }
+    let app = try DeviceCommand(
+      appCommand, in: sandbox, output: appOutput,
+      input: try handOver?.add("the app", output: appOutput))
+    defer { app.killTree() }
+    if let handOver {
+      epoch = try handOver.fix(minimumLead: options.handOverLead, timeout: Self.readyTimeout)
+    }
     let clock = ScaledClock(factor: run.timeScale, epoch: epoch ?? .now)
     let runStart = clock.epochUnixTime
-    let app = try DeviceCommand(
-      run.appCommand(actionsFile: actionsFile, stateDirectory: state, epoch: epoch), in: sandbox,
-      output: appOutput)
-    defer { app.killTree() }
 
     // Timed changes on the Tor side and in the censor, in virtual time order.
     var changes = run.torSideChanges()
@@ -118,6 +142,7 @@ public enum LanePipeline {
         }
       }
       run.poll(elapsed: elapsed, appOutput: appOutput)
+      handOver?.collect()
       appStatus = Spawner.poll(app.pid)
       if appStatus == nil { wallClock.sleepBlocking(seconds: 0.01) }
     }
@@ -127,11 +152,28 @@ public enum LanePipeline {
     } else if appStatus != 0 {
       runError = "the app exited with status \(appStatus!): " + lastLines(appOutput)
     }
+    handOver?.collect()
+    if runError == nil, let late = handOver?.lateStarts.first {
+      runError =
+        "\(late.name) finished setting up \(String(format: "%.3f", late.seconds)) s after the "
+        + "run's time 0 (the hand-over's lead was "
+        + "\(String(format: "%.3f", handOver?.lead ?? 0)) s): its first steps were late"
+    }
     runError = run.appEnded(runError: runError, appOutput: appOutput)
-    // Keep capturing for the grace period: a late leak is still caught.
+    // What the app's tree still does after it is caught for the grace period; then nothing is
+    // left in the device, and once the capture has read the end marker it has read every
+    // packet sent before it.
     wallClock.sleepBlocking(seconds: options.grace)
     app.killTree()
     run.stopTorSide()
+    if !CaptureEndMarker.confirm(capture, sandbox: sandbox, timeout: Self.endMarkerTimeout) {
+      capture.noteInconclusive(
+        InconclusiveReason(
+          .captureError,
+          "the end marker to \(AddressPlan.controlTarget) was not captured within "
+            + "\(Int(Self.endMarkerTimeout)) s: the capture may have missed the run's last packets"
+        ))
+    }
     let report = capture.stop()
     captureStopped = true
 
@@ -149,6 +191,11 @@ public enum LanePipeline {
     outcome.wallSeconds = wallClock.now
     return outcome
   }
+
+  /// Real seconds the Tor side and the app have to say ready (a start slowed by load).
+  static let readyTimeout = 30.0
+  /// Real seconds the capture has to read the end marker.
+  static let endMarkerTimeout = 5.0
 
   /// The app's JSON lines; other lines (stderr shares the file) are returned apart.
   public static func readEvents(_ path: String) -> ([SystemUnderTest.AppEvent], [String]) {
