@@ -94,6 +94,9 @@ let package = Package(
     .testTarget(name: "HTTPCodecTests", dependencies: ["HTTPCodec"]),
     .testTarget(name: "AuditTests", dependencies: ["Audit", "SyntheticTraffic"]),
     .testTarget(
+      name: "CaptureTests",
+      dependencies: ["Capture", "Audit", "SyntheticTraffic", "FailClosedSupport"]),
+    .testTarget(
       name: "SandboxTests",
       dependencies: ["Sandbox", "Capture", "Audit", "HTTPCodec", "FailClosedSupport"]),
     .testTarget(
