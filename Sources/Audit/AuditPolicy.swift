@@ -24,12 +24,17 @@ public struct AuditPolicy: Sendable {
   /// and counted, and the overflow is reported.
   public var maximumFlows: Int
   public var maximumLeakGroups: Int
+  /// The capture sits on the far end of the device's link (the censor's peer interface), so a
+  /// cooked packet's kernel direction is reversed (``PacketDecoder/farEndOfLink``). It sees
+  /// what the device sends even when the device's own packet taps are bypassed.
+  public var farEndOfLink: Bool
 
   public init(
     allowed: Set<Endpoint> = [], syncProbe: SyncProbe? = nil, deviceAddresses: Set<IPAddress> = [],
     deviceLinkAddresses: [UInt64] = [], linkNetworks: [IPNetwork] = [],
-    maximumFlows: Int = 100_000, maximumLeakGroups: Int = 10_000
+    maximumFlows: Int = 100_000, maximumLeakGroups: Int = 10_000, farEndOfLink: Bool = false
   ) {
+    self.farEndOfLink = farEndOfLink
     self.allowed = allowed
     self.syncProbe = syncProbe
     self.deviceAddresses = deviceAddresses

@@ -99,7 +99,8 @@ struct AuditorCore {
     self.linkType = linkType
     self.policy = policy
     self.decoder = PacketDecoder(
-      linkType: linkType, deviceLinkAddresses: policy.deviceLinkAddresses)
+      linkType: linkType, deviceLinkAddresses: policy.deviceLinkAddresses,
+      farEndOfLink: policy.farEndOfLink)
     self.flows = FlowTable(capacity: policy.maximumFlows)
     statistics.linkType = linkType.name
   }

@@ -6,10 +6,22 @@ public struct PacketDecoder: Sendable {
   /// The device's own MACs (low 48 bits): an Ethernet frame from one of them is outbound,
   /// any other inbound. Empty: Ethernet frames carry no direction.
   public let deviceLinkAddresses: [UInt64]
+  /// The capture sits on the far end of the device's link (the censor's interface that peers
+  /// with the device), so the kernel's packet type is reversed: a frame that end received is
+  /// one the device sent, and one it sent is arriving at the device. Cooked (SLL, SLL2) only:
+  /// an Ethernet frame's source MAC says who sent it from either end.
+  public let farEndOfLink: Bool
 
-  public init(linkType: LinkType, deviceLinkAddresses: [UInt64] = []) {
+  public init(linkType: LinkType, deviceLinkAddresses: [UInt64] = [], farEndOfLink: Bool = false) {
     self.linkType = linkType
     self.deviceLinkAddresses = deviceLinkAddresses
+    self.farEndOfLink = farEndOfLink
+  }
+
+  @inline(__always)
+  private func cookedDirection(_ packetType: UInt16) -> PacketDirection {
+    let direction = PacketDirection.linux(packetType: packetType)
+    return farEndOfLink ? direction.reversed : direction
   }
 
   @inline(__always)
@@ -50,7 +62,7 @@ public struct PacketDecoder: Sendable {
       decodeEtherType(type, frame, offset + 2, &packet)
     case .linuxSLL:
       guard count >= 16 else { return }
-      packet.direction = .linux(packetType: frame.u16(0))
+      packet.direction = cookedDirection(frame.u16(0))
       if frame.u16(4) == 6 {
         packet.linkSource = Self.mac(frame, 6)
         packet.hasLinkSource = true
@@ -58,7 +70,7 @@ public struct PacketDecoder: Sendable {
       decodeEtherType(frame.u16(14), frame, 16, &packet)
     case .linuxSLL2:
       guard count >= 20 else { return }
-      packet.direction = .linux(packetType: UInt16(frame.u8(10)))
+      packet.direction = cookedDirection(UInt16(frame.u8(10)))
       if frame.u8(11) == 6 {
         packet.linkSource = Self.mac(frame, 12)
         packet.hasLinkSource = true

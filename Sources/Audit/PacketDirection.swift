@@ -18,6 +18,16 @@ public enum PacketDirection: UInt8, Sendable, Codable, CustomStringConvertible {
     }
   }
 
+  /// The same crossing seen from the other end of the link: what one end sent, the other
+  /// received.
+  public var reversed: PacketDirection {
+    switch self {
+    case .unknown: return .unknown
+    case .outbound: return .inbound
+    case .inbound: return .outbound
+    }
+  }
+
   /// Linux's sll_pkttype: 4 is PACKET_OUTGOING; 0-3 (host, broadcast, multicast, other host)
   /// were received; anything else (loopback, kernel-internal types) says nothing.
   static func linux(packetType: UInt16) -> PacketDirection {

@@ -46,7 +46,8 @@ public struct ExecCommand: Command {
       help: "the device's Tor: the mock (default) or Debian's tor on a private network"),
     OptionSpec("no-tor", .flag, help: "start no Tor at all"),
     OptionSpec(
-      "report", .single, valueName: "DIR", help: "write DIR/report.json and DIR/capture.pcap"),
+      "report", .single, valueName: "DIR",
+      help: "write DIR/report.json, DIR/capture.pcap and DIR/capture-wire.pcap"),
     OptionSpec(
       "grace", .single, valueName: "SECONDS",
       help: "keep capturing this long after the process tree ends (default 3, at most 86400)"),

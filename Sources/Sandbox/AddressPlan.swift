@@ -65,4 +65,8 @@ public enum AddressPlan {
 
   /// The device's network interface, the one the capture opens.
   public static let deviceInterface = "eth0"
+  /// The censor's end of the device's link (every pair has its own, in its own censor
+  /// namespace), where the wire capture opens: it sees what the device sends even when the
+  /// device's own packet taps are bypassed.
+  public static let censorDeviceInterface = "dev0"
 }

@@ -4,15 +4,17 @@ import FailClosedSupport
 import Foundation
 
 extension SandboxRun {
-  /// Opens the capture on the device's link (from a thread inside the device namespace) with a
-  /// deny-by-default policy allowing `allowed`, and proves it is live with the run's
-  /// positive-control packet before returning. Blocking. `bufferSize` is the kernel ring's size
-  /// in bytes (benchmarks and tests shrink it to provoke drops); `observer` runs per packet on
-  /// the capture thread.
+  /// Opens the captures on the device's link with a deny-by-default policy allowing `allowed`:
+  /// the device's capture (from a thread inside the device namespace) and the wire capture on
+  /// the censor's end of the same link (``DeviceLinkCapture``), and proves both live with the
+  /// run's positive-control packet before returning. Blocking. `bufferSize` is each kernel
+  /// ring's size in bytes (benchmarks and tests shrink it to provoke drops); `observer` runs
+  /// per packet on the device capture's thread. The wire capture's pcap, when `pcapPath` is
+  /// given, is written beside it (``DeviceLinkCapture/wirePcapPath(beside:)``).
   public func openDeviceCapture(
     allowed: Set<Endpoint>, pcapPath: String?, bufferSize: Int32 = 32 << 20,
     observer: (@Sendable (PacketObservation) -> Void)? = nil
-  ) throws -> LiveCapture {
+  ) throws -> DeviceLinkCapture {
     let probe = SyncProbe(
       destination: Endpoint(
         address: IPAddress(AddressPlan.controlTarget.host)!, port: AddressPlan.controlTarget.port),
@@ -21,20 +23,36 @@ extension SandboxRun {
       allowed: allowed, syncProbe: probe,
       deviceAddresses: [IPAddress(AddressPlan.deviceV4)!, IPAddress(AddressPlan.deviceV6)!],
       linkNetworks: AddressPlan.deviceLinkNetworks)
+    var farEnd = policy
+    farEnd.farEndOfLink = true
     let device = self.device
-    let capture = LiveCapture(
+    let censor = self.censor
+    let deviceCapture = LiveCapture(
       LiveCapture.Configuration(
         interface: AddressPlan.deviceInterface, policy: policy, pcapPath: pcapPath,
         bufferSize: bufferSize, prepareThread: { try device.enterOnCurrentThread() },
         observer: observer, cooked: true))
-    try capture.start()
+    let wireCapture = LiveCapture(
+      LiveCapture.Configuration(
+        interface: AddressPlan.censorDeviceInterface, policy: farEnd,
+        pcapPath: pcapPath.map(DeviceLinkCapture.wirePcapPath(beside:)), bufferSize: bufferSize,
+        prepareThread: { try censor.enterOnCurrentThread() }, cooked: true))
+    try deviceCapture.start()
     do {
-      try SandboxExec.sendPositiveControl(self, probe: probe, capture: capture)
+      try wireCapture.start()
     } catch {
-      _ = capture.stop()
+      _ = deviceCapture.stop()
       throw error
     }
-    return capture
+    let pair = DeviceLinkCapture(device: deviceCapture, wire: wireCapture)
+    do {
+      try SandboxExec.sendPositiveControl(
+        self, probe: probe, captures: [deviceCapture, wireCapture])
+    } catch {
+      _ = pair.stop()
+      throw error
+    }
+    return pair
   }
 }
 

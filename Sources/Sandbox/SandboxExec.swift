@@ -154,9 +154,9 @@ public enum SandboxExec {
     return result
   }
 
-  /// Sends the run's positive-control packet from the device until the capture has seen it
+  /// Sends the run's positive-control packet from the device until every capture has seen it
   /// (at most 2 s); a capture that never sees it makes the verdict inconclusive.
-  static func sendPositiveControl(_ run: SandboxRun, probe: SyncProbe, capture: LiveCapture)
+  static func sendPositiveControl(_ run: SandboxRun, probe: SyncProbe, captures: [LiveCapture])
     throws
   {
     let sender = try run.device.perform { try DatagramSocket(.ipv4) }
@@ -164,13 +164,15 @@ public enum SandboxExec {
     for _ in 0..<20 {
       try sender.send(probe.payload ?? SyncProbe.defaultPrefix, to: AddressPlan.controlTarget)
       for _ in 0..<10 {
-        if capture.controlPacketsSeen > 0 { return }
+        if captures.allSatisfy({ $0.controlPacketsSeen > 0 }) { return }
         usleep(10_000)
       }
     }
-    capture.noteInconclusive(
-      InconclusiveReason(
-        .positiveControlMissing,
-        "the positive-control packet to \(AddressPlan.controlTarget) was never captured"))
+    for capture in captures where capture.controlPacketsSeen == 0 {
+      capture.noteInconclusive(
+        InconclusiveReason(
+          .positiveControlMissing,
+          "the positive-control packet to \(AddressPlan.controlTarget) was never captured"))
+    }
   }
 }
