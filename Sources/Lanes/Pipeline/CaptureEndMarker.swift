@@ -13,9 +13,10 @@ import Sandbox
 enum CaptureEndMarker {
   /// Sends the marker (again every 50 ms, at most 5 times: a probe is bounded) and waits at
   /// most `timeout` real seconds for the capture to read it. False: it never came, and the
-  /// capture cannot vouch that it saw the end of the run.
-  static func confirm(_ capture: LiveCapture, sandbox: SandboxRun, timeout: Double) -> Bool {
-    guard let probe = capture.configuration.policy.syncProbe else { return true }
+  /// capture cannot vouch that it saw the end of the run. Both ends of the device's link
+  /// must have read it (``DeviceLinkCapture/controlPacketsSeen`` is the lower count).
+  static func confirm(_ capture: DeviceLinkCapture, sandbox: SandboxRun, timeout: Double) -> Bool {
+    guard let probe = capture.device.configuration.policy.syncProbe else { return true }
     let seen = capture.controlPacketsSeen
     guard let sender = try? sandbox.device.perform({ try DatagramSocket(.ipv4) }) else {
       return false
