@@ -77,6 +77,7 @@ final class SOCKSEventLoop: @unchecked Sendable {
   /// `id << 1 | 1`.
   private static let listenerToken: UInt64 = 0
   private static let scratchSize = 262_144
+  private static let acceptBatch = 8
   /// Real seconds between sweeps for timeouts (and the longest a wait lasts).
   private static let sweepInterval = 0.1
 
@@ -148,7 +149,7 @@ final class SOCKSEventLoop: @unchecked Sendable {
     _ token: UInt64, _ events: EventPoll.Events, _ scratch: UnsafeMutableRawBufferPointer
   ) {
     if token == Self.listenerToken {
-      acceptAll()
+      acceptSome()
       return
     }
     let id = token >> 1
@@ -173,9 +174,11 @@ final class SOCKSEventLoop: @unchecked Sendable {
     }
   }
 
-  private func acceptAll() {
+  /// Accepts a few connections at a time: the kernel wakes an idle loop for the next ones, so a
+  /// burst of clients spreads over the loops instead of landing on the first one awake.
+  private func acceptSome() {
     let now = clock.now
-    for _ in 0..<256 {
+    for _ in 0..<Self.acceptBatch {
       do {
         let (client, peer) = try socket.accept()
         try? client.setNonBlocking(true)

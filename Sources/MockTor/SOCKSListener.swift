@@ -28,27 +28,17 @@ final class SOCKSListener: @unchecked Sendable {
 
   private enum State { case created, running, stopped }
 
-  /// Loop threads per listener.
-  static let loopCount: Int = {
-    if let text = ProcessInfo.processInfo.environment["FAILCLOSED_MOCK_LOOPS"],
-      let count = Int(text),
-      (1...16).contains(count)
-    {
-      return count
-    }
-    return 2
-  }()
-
   init(
     address: SocketAddress, policy: SOCKSServerPolicy, clock: any HarnessClock,
-    handshakeTimeout: Double, maxPending: Int, context: StreamContext, route: @escaping Router,
+    handshakeTimeout: Double, maxPending: Int, loops count: Int, context: StreamContext,
+    route: @escaping Router,
     onRequest: @escaping RequestHandler, onReject: @escaping RejectHandler
   ) throws {
     let socket = try Socket.listen(on: address, backlog: 4096)
     try socket.setNonBlocking(true)
     self.socket = socket
     self.address = socket.localAddress ?? address
-    let count = Self.loopCount
+    let count = max(1, count)
     let settings = SOCKSEventLoop.Settings(
       policy: policy, clock: clock, handshakeTimeout: handshakeTimeout,
       maxPending: (maxPending + count - 1) / count, context: context, route: route,
