@@ -113,7 +113,12 @@ final class SOCKSEventLoop: @unchecked Sendable {
     poll.wake()
   }
 
-  func waitUntilStopped() { finished.wait() }
+  /// Waits for the loop to end, then closes its epoll set: here, not on the loop, because
+  /// ``requestStop()`` may still be writing to its waker (a closed number can be reused).
+  func waitUntilStopped() {
+    finished.wait()
+    poll.close()
+  }
 
   private var isStopping: Bool { lock.withLock { stopping } }
 
@@ -123,7 +128,6 @@ final class SOCKSEventLoop: @unchecked Sendable {
     defer {
       closeEverything()
       scratch.deallocate()
-      poll.close()
     }
     let realTime = MockTor.pollInterval
     var lastSweep = realTime.now
