@@ -28,8 +28,8 @@ final class LoopStream {
   private(set) var bytesDown = 0
   private let personality: MockTorPersonality
   private var early: [UInt8]
-  private var toUpstream = PendingBytes()
-  private var toClient = PendingBytes()
+  private let toUpstream = PendingBytes()
+  private let toClient = PendingBytes()
   private var clientState = SideState(readable: true)
   private var upstreamState = SideState(readable: false)
   /// The client has not closed its side yet (its close is passed on to the destination).
@@ -187,11 +187,11 @@ final class LoopStream {
         progressed = progressed || toUpstream.count < before
       }
       if upOpen && clientState.readable && toUpstream.isEmpty && upstreamState.writable {
-        let n = Glibc.read(clientFD, scratch.baseAddress, scratch.count)
+        let (n, size, result) = Self.move(clientFD, upstreamFD, toUpstream, scratch)
         if n > 0 {
           bytesUp += n
-          if n < scratch.count && !clientState.closing { clientState.readable = false }
-          switch toUpstream.send(upstreamFD, scratch.baseAddress!, n) {
+          if n < size && !clientState.closing { clientState.readable = false }
+          switch result {
           case .failed: return ended("destination closed")
           case .blocked: upstreamState.writable = false
           case .done: break
@@ -217,10 +217,10 @@ final class LoopStream {
         progressed = progressed || toClient.count < before
       }
       if upstreamState.readable && toClient.isEmpty && clientState.writable {
-        let n = Glibc.read(upstreamFD, scratch.baseAddress, scratch.count)
+        let (n, size, result) = Self.move(upstreamFD, clientFD, toClient, scratch)
         if n > 0 {
-          if n < scratch.count && !upstreamState.closing { upstreamState.readable = false }
-          switch toClient.send(clientFD, scratch.baseAddress!, n) {
+          if n < size && !upstreamState.closing { upstreamState.readable = false }
+          switch result {
           case .failed: return ended("client closed")
           case .blocked: clientState.writable = false
           case .done: break
@@ -237,61 +237,110 @@ final class LoopStream {
       if !progressed { return nil }
     }
   }
+
+  /// Reads once from `source` and passes it on to `sink`: into `pending` itself once it holds a
+  /// bulk buffer (no copy of what `sink` does not take), else into the loop's scratch buffer,
+  /// keeping what `sink` does not take. The bytes read (errno set when negative), the most that
+  /// could have been read, and how the send went.
+  private static func move(
+    _ source: Int32, _ sink: Int32, _ pending: PendingBytes,
+    _ scratch: UnsafeMutableRawBufferPointer
+  ) -> (Int, Int, PendingBytes.Result) {
+    if pending.readsInPlace {
+      let n = pending.fill(from: source)
+      return n > 0 ? (n, pending.readSize, pending.flush(sink)) : (n, pending.readSize, .done)
+    }
+    let n = Glibc.read(source, scratch.baseAddress, scratch.count)
+    guard n > 0 else { return (n, scratch.count, .done) }
+    return (n, scratch.count, pending.send(sink, scratch.baseAddress!, n))
+  }
 }
 
-/// Bytes one side of a stream could not take yet, sent from where the last send stopped.
-struct PendingBytes {
+/// Bytes one side of a stream could not take yet, sent from where the last send stopped. A
+/// stream whose destination (or client) once did not take a whole read gets a bulk buffer here
+/// and reads into it from then on, so a long transfer is not copied twice; short streams keep
+/// only the few bytes they queue (the reply).
+final class PendingBytes {
   enum Result { case done, blocked, failed }
 
-  private var storage: [UInt8] = []
-  private var offset = 0
+  static let bulkCapacity = 262_144
+  private var base: UnsafeMutableRawPointer?
+  private var capacity = 0
+  private var start = 0
+  private var end = 0
 
-  var isEmpty: Bool { offset == storage.count }
-  var count: Int { storage.count - offset }
+  deinit { base?.deallocate() }
 
-  mutating func append(_ bytes: [UInt8]) {
-    if isEmpty {
-      storage.removeAll(keepingCapacity: true)
-      offset = 0
-    }
-    storage += bytes
+  var isEmpty: Bool { start == end }
+  var count: Int { end - start }
+  /// Reads go straight into this buffer (see ``fill(from:)``).
+  var readsInPlace: Bool { capacity >= Self.bulkCapacity }
+  var readSize: Int { capacity }
+
+  func append(_ bytes: [UInt8]) {
+    guard !bytes.isEmpty else { return }
+    bytes.withUnsafeBytes { keep($0.baseAddress!, $0.count, capacity: count + $0.count) }
+  }
+
+  /// Reads from `fd` into the empty buffer; what read(2) returned.
+  func fill(from fd: Int32) -> Int {
+    start = 0
+    end = 0
+    let n = Glibc.read(fd, base, capacity)
+    if n > 0 { end = n }
+    return n
   }
 
   /// Sends what is pending; `.blocked` when the socket's buffer is full.
-  mutating func flush(_ fd: Int32) -> Result {
+  func flush(_ fd: Int32) -> Result {
     while !isEmpty {
-      let sent = storage.withUnsafeBytes {
-        Glibc.send(fd, $0.baseAddress! + offset, count, Int32(MSG_NOSIGNAL))
-      }
+      let sent = Glibc.send(fd, base! + start, count, Int32(MSG_NOSIGNAL))
       if sent < 0 {
         if errno == EINTR { continue }
         return errno == EAGAIN ? .blocked : .failed
       }
-      offset += sent
+      start += sent
     }
-    storage.removeAll(keepingCapacity: true)
-    offset = 0
+    start = 0
+    end = 0
     return .done
   }
 
-  /// Sends `count` bytes from `bytes` (nothing may be pending); what the socket does not take
-  /// is kept.
-  mutating func send(_ fd: Int32, _ bytes: UnsafeMutableRawPointer, _ length: Int) -> Result {
+  /// Sends `length` bytes from `bytes` (nothing may be pending); what the socket does not take
+  /// is kept, in a bulk buffer.
+  func send(_ fd: Int32, _ bytes: UnsafeMutableRawPointer, _ length: Int) -> Result {
     var sent = 0
     while sent < length {
       let n = Glibc.send(fd, bytes + sent, length - sent, Int32(MSG_NOSIGNAL))
       if n < 0 {
         if errno == EINTR { continue }
         guard errno == EAGAIN else { return .failed }
-        storage.removeAll(keepingCapacity: true)
-        storage.append(
-          contentsOf: UnsafeRawBufferPointer(start: bytes + sent, count: length - sent))
-        offset = 0
+        keep(bytes + sent, length - sent, capacity: Self.bulkCapacity)
         return .blocked
       }
       sent += n
     }
     return .done
+  }
+
+  /// Appends `length` bytes, the buffer holding at least `capacity` (and what it holds).
+  private func keep(_ bytes: UnsafeRawPointer, _ length: Int, capacity wanted: Int) {
+    let pending = count
+    if start > 0 {
+      if pending > 0 { memmove(base!, base! + start, pending) }
+      start = 0
+      end = pending
+    }
+    let needed = max(wanted, pending + length)
+    if needed > capacity {
+      let grown = UnsafeMutableRawPointer.allocate(byteCount: needed, alignment: 16)
+      if pending > 0 { grown.copyMemory(from: base!, byteCount: pending) }
+      base?.deallocate()
+      base = grown
+      capacity = needed
+    }
+    (base! + end).copyMemory(from: bytes, byteCount: length)
+    end += length
   }
 
   /// One send that does not wait, for replies small enough to fit an empty socket buffer.
