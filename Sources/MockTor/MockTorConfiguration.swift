@@ -38,7 +38,7 @@ public struct MockTorConfiguration: Sendable {
   /// Event-loop threads serving the SOCKS port (handshakes and streams without toxics). A few,
   /// not one: a loop preempted mid-batch stalls every stream it holds, and on a loaded machine
   /// each thread gets its own turns on the CPU (tools/bench on 2 cores, 1,000 clients: 8 loops
-  /// 0.96-1.28x microsocks' connections/s, 4 loops 0.66-1.12x, 2 loops 0.5-0.8x).
+  /// a median 0.96x microsocks' connections/s in nine runs, 4 loops 0.75x in six, 2 fewer).
   public var socksLoopThreads = 8
 
   public static let defaultSOCKSAddress = SocketAddress("127.0.0.1:39050")!
