@@ -135,7 +135,13 @@ public final class MockTor: @unchecked Sendable {
       newListener = try SOCKSListener(
         address: configuration.socksAddress, policy: policy, clock: configuration.clock,
         handshakeTimeout: configuration.handshakeTimeout,
-        maxPending: configuration.maxConnections,
+        maxPending: configuration.maxConnections, loops: configuration.socksLoopThreads,
+        context: SOCKSListener.StreamContext(
+          configuration: configuration, eventLog: eventLog, origin: lock.withLock { origin }),
+        route: { [weak self] request in
+          guard let self else { return .thread }
+          return StreamRoute.of(request, ready: isReady, configuration)
+        },
         onRequest: { [weak self] socket, request, early, peer in
           self?.startStream(socket, request, early, peer)
         },

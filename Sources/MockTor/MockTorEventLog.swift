@@ -50,7 +50,9 @@ public final class MockTorEventLog: @unchecked Sendable {
     var record = fields
     record["event"] = .string(event)
     record["time"] = .double((time * 1000).rounded() / 1000)
-    let line = (try? encoder.encode(record)).map { $0 + Data("\n".utf8) }
+    // Only a file needs the line; encoding is the costly part of a record, paid on the
+    // listener's event loop for every stream.
+    let line = path == nil ? nil : (try? encoder.encode(record)).map { $0 + Data("\n".utf8) }
     lock.withLock {
       if ring.count < memoryLimit {
         ring.append(record)

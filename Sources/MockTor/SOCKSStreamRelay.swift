@@ -3,7 +3,9 @@ import Foundation
 import SOCKS
 
 /// One SOCKS request after its handshake, on its own thread: wait for the bootstrap (ctor),
-/// apply the destination's fault, connect, reply, relay with the fault's shaping, log.
+/// apply the destination's fault, connect, reply, relay with the fault's shaping, log. Only
+/// what sleeps or blocks comes here (toxics, the bootstrap wait, an upstream hook); a plain
+/// stream runs on the listener's event loop (``LoopStream``).
 final class SOCKSStreamRelay: @unchecked Sendable {
   let client: Socket
   let request: SOCKSRequest
@@ -34,14 +36,7 @@ final class SOCKSStreamRelay: @unchecked Sendable {
     log(outcome)
   }
 
-  struct Outcome {
-    var result: String
-    var reply: SOCKSReplyCode?
-    var target: String?
-    var answer: String?
-  }
-
-  private func serve() -> Outcome {
+  private func serve() -> StreamOutcome {
     let fault = configuration.fault(for: request.address.description)
     if personality == .ctor, let failure = waitForBootstrap() { return failure }
     if personality == .arti, !mock.isReady {
@@ -60,19 +55,19 @@ final class SOCKSStreamRelay: @unchecked Sendable {
     }
   }
 
-  private func fail(_ code: SOCKSReplyCode, _ result: String) -> Outcome {
+  private func fail(_ code: SOCKSReplyCode, _ result: String) -> StreamOutcome {
     try? client.write(request.reply(code))
-    return Outcome(result: result, reply: code)
+    return StreamOutcome(result: result, reply: code)
   }
 
   /// ctor: a stream before the bootstrap completes waits, like tor's pending streams, then
   /// gets the reply tor gives a timed-out stream (END_STREAM_REASON_TIMEOUT -> 0x06).
-  private func waitForBootstrap() -> Outcome? {
+  private func waitForBootstrap() -> StreamOutcome? {
     let deadline = mock.planTime + configuration.streamWaitLimit
     while !mock.isReady {
-      if mock.isStoppedOrCrashed { return Outcome(result: "closed by mock", reply: nil) }
+      if mock.isStoppedOrCrashed { return StreamOutcome(result: "closed by mock", reply: nil) }
       if mock.planTime >= deadline { return fail(.ttlExpired, "bootstrap wait timed out") }
-      if clientHungUp() { return Outcome(result: "client closed while waiting", reply: nil) }
+      if clientHungUp() { return StreamOutcome(result: "client closed while waiting", reply: nil) }
       MockTor.pollInterval.sleepBlocking(seconds: 0.02)
     }
     return nil
@@ -85,7 +80,7 @@ final class SOCKSStreamRelay: @unchecked Sendable {
     return !ready.isDisjoint(with: [.peerClosedWriting, .hangUp, .error])
   }
 
-  private func blackhole() -> Outcome {
+  private func blackhole() -> StreamOutcome {
     var scratch = [UInt8](repeating: 0, count: 16_384)
     while !mock.isStoppedOrCrashed {
       guard let ready = try? client.poll(.readable, timeout: 0.1) else { break }
@@ -95,38 +90,23 @@ final class SOCKSStreamRelay: @unchecked Sendable {
         bytesUp += n
       }
     }
-    return Outcome(result: "blackholed", reply: nil)
+    return StreamOutcome(result: "blackholed", reply: nil)
   }
 
-  private func resolve() -> Outcome {
-    let map = configuration.destinations
-    switch request.address {
-    case .ipv4, .ipv6:
-      try? client.write(request.resolvedReply(request.address))
-      return Outcome(result: "resolved", reply: .succeeded, answer: request.address.description)
-    case .hostname(let name):
-      let answer: SOCKSAddress
-      if let virtual = map.virtualAddress(for: name) {
-        answer = .ipv4(virtual)
-      } else if name.lowercased() == "localhost" {
-        answer = .ipv4([127, 0, 0, 1])
-      } else {
-        return fail(.hostUnreachable, "resolve failed")
-      }
-      try? client.write(request.resolvedReply(answer))
-      return Outcome(result: "resolved", reply: .succeeded, answer: answer.description)
-    }
+  private func resolve() -> StreamOutcome {
+    answer(StreamAnswers.resolve(request, configuration.destinations))
   }
 
-  private func resolvePTR() -> Outcome {
-    guard case .ipv4(let bytes) = request.address,
-      let name = configuration.destinations.host(forVirtual: bytes)
-    else { return fail(.hostUnreachable, "resolve failed") }
-    try? client.write(request.resolvedReply(.hostname(name)))
-    return Outcome(result: "resolved", reply: .succeeded, answer: name)
+  private func resolvePTR() -> StreamOutcome {
+    answer(StreamAnswers.resolvePTR(request, configuration.destinations))
   }
 
-  private func connect(fault: StreamToxics?) -> Outcome {
+  private func answer(_ answer: ([UInt8], StreamOutcome)) -> StreamOutcome {
+    try? client.write(answer.0)
+    return answer.1
+  }
+
+  private func connect(fault: StreamToxics?) -> StreamOutcome {
     let target: String
     do {
       if personality == .arti, request.address.hostname?.lowercased().hasSuffix(".onion") == true {
@@ -156,43 +136,18 @@ final class SOCKSStreamRelay: @unchecked Sendable {
     do {
       try client.write(request.reply(.succeeded))
     } catch {
-      return Outcome(result: "client gone before reply", reply: .succeeded, target: target)
+      return StreamOutcome(result: "client gone before reply", reply: .succeeded, target: target)
     }
     let result = relay(fault: fault ?? StreamToxics())
-    return Outcome(result: result, reply: .succeeded, target: target)
+    return StreamOutcome(result: result, reply: .succeeded, target: target)
   }
 
-  /// tor: an unknown name fails to resolve at the exit (RESOLVEFAILED -> 0x04); an onion
-  /// address tor cannot parse gets 0x01 without ExtendedErrors. Arti: onion errors F0/F6,
-  /// everything else 0x05 (the seeds' "failed connect").
   private func unknownDestinationReply() -> SOCKSReplyCode {
-    let onion = request.address.hostname.map { $0.lowercased().hasSuffix(".onion") } ?? false
-    let validOnion = request.address.hostname.map(Self.isValidOnionV3) ?? false
-    switch (personality, onion) {
-    case (.arti, true): return validOnion ? .onionDescriptorNotFound : .onionInvalidAddress
-    case (.arti, false): return .connectionRefused
-    case (.ctor, true): return validOnion ? .onionDescriptorNotFound : .generalFailure
-    case (.ctor, false): return request.address.isRawIP ? .networkUnreachable : .hostUnreachable
-    }
+    StreamAnswers.unknownDestinationReply(request, personality)
   }
 
   private func connectFailureReply(_ code: Int32) -> SOCKSReplyCode {
-    if personality == .arti { return .connectionRefused }
-    switch code {
-    case ECONNREFUSED, ECONNRESET: return .connectionRefused
-    case ETIMEDOUT: return .ttlExpired
-    case ENETUNREACH: return .networkUnreachable
-    case EHOSTUNREACH: return .hostUnreachable
-    default: return .generalFailure
-    }
-  }
-
-  static func isValidOnionV3(_ name: String) -> Bool {
-    let labels = name.lowercased().split(separator: ".")
-    guard labels.count >= 2, labels.last == "onion" else { return false }
-    let key = labels[labels.count - 2]
-    return key.count == 56
-      && key.allSatisfy { ("a"..."z").contains($0) || ("2"..."7").contains($0) }
+    StreamAnswers.connectFailureReply(code, personality)
   }
 
   // MARK: relay
@@ -276,24 +231,9 @@ final class SOCKSStreamRelay: @unchecked Sendable {
 
   // MARK: log
 
-  private func log(_ outcome: Outcome) {
-    var fields: [String: EventLogValue] = [
-      "version": .string(request.version.rawValue),
-      "command": .string(request.command.description),
-      "destination": .string(request.address.description),
-      "port": .int(Int(request.port)),
-      "raw_ip": .bool(request.address.isIPLiteral),
-      "address_type": .string(request.address.wireType),
-      "outcome": .string(outcome.result),
-      "bytes_up": .int(bytesUp),
-      "bytes_down": .int(bytesDown),
-      "duration": .double(((mock.planTime - started) * 1000).rounded() / 1000),
-    ]
-    fields["isolation"] = MockTor.describe(request.authentication)
-    if let reply = outcome.reply { fields["reply"] = .int(Int(reply.rawValue)) }
-    if let target = outcome.target { fields["target"] = .string(target) }
-    if let answer = outcome.answer { fields["answer"] = .string(answer) }
-    if let peer { fields["client"] = .string(peer.description) }
-    mock.eventLog.record("socks", time: mock.planTime, fields)
+  private func log(_ outcome: StreamOutcome) {
+    outcome.record(
+      in: mock.eventLog, request: request, peer: peer, started: started, now: mock.planTime,
+      bytesUp: bytesUp, bytesDown: bytesDown)
   }
 }
