@@ -67,6 +67,14 @@ import TLS
       defer { channel.finish() }
       func failure(_ error: Error) -> NetworkFailure {
         if expiry.expired { return .timedOut }
+        // The socket's own timeout is the request timeout too: when the read gives up before
+        // the timer has fired (a late timer under load), it is the same timeout, not a fault
+        // of the relay.
+        if let system = error as? SystemError, system.code == EAGAIN || system.code == ETIMEDOUT,
+          expiry.expire()
+        {
+          return .timedOut
+        }
         return (error as? NetworkFailure) ?? .connection("\(error)")
       }
       let stream: any ByteStream

@@ -88,6 +88,7 @@ import Testing
     let server = try UpgradeOnlyServer(answersPings: false)
     defer { server.stop() }
     #expect(StreamRelayConnection.requestTimeout == 60)
-    #expect(await Self.firstOutcome(port: server.port) == .failed(.timedOut))
+    let outcome = await Self.firstOutcome(port: server.port)
+    #expect(outcome == .failed(.timedOut))
   }
 }
