@@ -198,7 +198,9 @@ import TorControl
     let ready = try #require(run.ready)
     #expect(run.requests("cancelled").first?["url"] == "https://web.test/early")
     #expect(run.requests("callback").count == 1)
-    let start = try #require(run.requests("start").first)
+    let start = try #require(
+      run.requests("start").first,
+      "requests: \(run.events.filter { $0.kind == .request || $0.kind == .tor }.map { "\($0)" })")
     #expect(start["url"] == "https://web.test/later")
     #expect(start.time > ready.time)
     #expect(run.requests("start").count == 1)  // the cancelled one is not retried
