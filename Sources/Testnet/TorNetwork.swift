@@ -136,17 +136,26 @@ public final class TorNetwork: @unchecked Sendable {
     return line.split(separator: " ").dropFirst().joined()
   }
 
-  /// Starts every node, authorities first, with the first voting round placed by the launch
-  /// time (``FirstVotingRound``). The network is usable once
-  /// ``waitUntilReady(timeout:clock:)`` returns.
+  /// Starts every node with the first voting round placed by the launch time
+  /// (``FirstVotingRound``): the relays and the bridge at once, the authorities on the next
+  /// whole second (at most 1 s later), so that the round is the one they expect when they read
+  /// their torrc. The network is usable once ``waitUntilReady(timeout:clock:)`` returns.
   public func start() throws {
-    try writeTorrcs(firstRound: FirstVotingRound(launch: Date().timeIntervalSince1970))
-    for node in plan.nodes {
-      let data = dataDirectory(node)
-      let process = try TorProcess(
-        name: node.name, arguments: ["tor", "-f", data + "/torrc", "--quiet"], prefix: prefix)
-      lock.withLock { processes.append(process) }
-    }
+    let round = FirstVotingRound(launch: Date().timeIntervalSince1970)
+    try writeTorrcs(firstRound: round)
+    let authorities = plan.nodes.filter { $0.role == .authority }
+    let others = plan.nodes.filter { $0.role != .authority }
+    for node in others { try launch(node) }
+    let wait = Double(round.authoritiesStart) - Date().timeIntervalSince1970
+    if wait > 0 { usleep(useconds_t(wait * 1_000_000)) }
+    for node in authorities { try launch(node) }
+  }
+
+  private func launch(_ node: TestnetNode) throws {
+    let process = try TorProcess(
+      name: node.name, arguments: ["tor", "-f", dataDirectory(node) + "/torrc", "--quiet"],
+      prefix: prefix)
+    lock.withLock { processes.append(process) }
   }
 
   public var pids: [String: Int32] {

@@ -8,36 +8,36 @@ import Testing
   /// 2026-12-01 00:00:00 UTC: tor counts the grid from midnight.
   static let midnight = 1_796_083_200.0
 
-  @Test func theRoundEndsWithinOneIntervalOfTheLaunch() {
+  @Test func theVoteComesFourToFiveSecondsAfterTheLaunch() {
     for fraction in [0.0, 0.2, 0.999] {
       for second in 0..<12 {
         let launch = Self.midnight + 3_600 + Double(second) + fraction
         let round = FirstVotingRound(launch: launch)
-        // Every authority reads its torrc after the launch: the next grid point after that
-        // moment must be this round, so it is at most one interval after the launch, and more
-        // than one interval minus a second (the vote comes 2 s before it, after the relays).
-        #expect(Double(round.validAfter) > launch + Double(FirstVotingRound.interval) - 1)
-        #expect(Double(round.validAfter) <= launch + Double(FirstVotingRound.interval))
+        #expect(Double(round.vote) >= launch + 4)
+        #expect(Double(round.vote) < launch + 5)
         #expect(round.vote == round.validAfter - 2)
+        // The authorities start on a whole second, no earlier than the launch and within 1 s.
+        #expect(Double(round.authoritiesStart) >= launch)
+        #expect(Double(round.authoritiesStart) < launch + 1)
       }
     }
   }
 
   /// tor's own rule (voting_sched_get_start_of_interval_after): the first point of
-  /// midnight + k * interval + offset strictly after `now`. From the launch up to the round,
-  /// an authority that sets its schedule at any moment lands on the chosen round.
-  @Test func torsGridFromAnyMomentAfterTheLaunchLandsOnTheRound() {
+  /// midnight + k * interval + offset strictly after `now`. An authority that reads its torrc
+  /// or schedules its voting at any moment from its start up to the round lands on the round.
+  @Test func torsGridFromAnyMomentAfterTheAuthoritiesStartLandsOnTheRound() {
     let interval = FirstVotingRound.interval
     for second in 0..<30 {
       let launch = Self.midnight + 7_200 + Double(second) + 0.4
       let round = FirstVotingRound(launch: launch)
       #expect((0..<interval).contains(round.offset))
-      var moment = launch
+      var moment = Double(round.authoritiesStart)
       while moment < Double(round.validAfter) {
         let now = Int(moment.rounded(.down)) - Int(Self.midnight)
         var next = (now / interval + 1) * interval + round.offset
         if next - interval > now { next -= interval }
-        #expect(next + Int(Self.midnight) == round.validAfter, "schedule set at \(moment)")
+        #expect(next + Int(Self.midnight) == round.validAfter, "scheduled at \(moment)")
         moment += 0.5
       }
     }
@@ -48,7 +48,7 @@ import Testing
     let builder = TorrcBuilder(authorities: [
       .init(node: plan.authorities[0], v3Identity: "V3", fingerprint: "FP")
     ])
-    let round = FirstVotingRound(launch: Self.midnight + 13)
+    let round = FirstVotingRound(launch: Self.midnight + 12.5)
     let authority = builder.node(plan.authorities[0], dataDirectory: "/d", firstRound: round)
     #expect(authority.contains("TestingV3AuthInitialVotingInterval 6\n"))
     #expect(authority.contains("TestingV3AuthVotingStartOffset \(round.offset)\n"))
