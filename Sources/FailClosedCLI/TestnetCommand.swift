@@ -15,7 +15,7 @@ public struct TestnetCommand: Command {
     up      generates authority keys and torrcs (tor-gencert, openssl genrsa), starts
             three directory authorities, an exit, a middle relay and an obfs4 bridge on
             127.0.0.1, waits until the consensus lists every relay with the flags a client
-            needs (Running, Valid; Fast and Guard; Exit on the exit) and the bridge line
+            needs (Running, Valid; Guard; Exit on the exit) and the bridge line
             exists, then leaves them running and prints the allowlist, the bridge line and a
             client torrc. DIR defaults to /run/failclosed/testnet-UID/net (one network per user); its
             state goes beside it, to DIR.state.json.
