@@ -12,11 +12,12 @@ public struct TestnetCommand: Command {
            failclosed testnet status [--dir DIR]
            failclosed testnet down [--dir DIR]
 
-    up      generates authority keys and torrcs (tor-gencert, tor --list-fingerprint), starts
+    up      generates authority keys and torrcs (tor-gencert, openssl genrsa), starts
             three directory authorities, an exit, a middle relay and an obfs4 bridge on
-            127.0.0.1, waits until the consensus lists every relay and the bridge line exists,
-            then leaves them running and prints the allowlist, the bridge line and a client
-            torrc. DIR defaults to /run/failclosed/testnet-UID/net (one network per user); its
+            127.0.0.1, waits until the consensus lists every relay with the flags a client
+            needs (Running, Valid; Guard; Exit on the exit) and the bridge line
+            exists, then leaves them running and prints the allowlist, the bridge line and a
+            client torrc. DIR defaults to /run/failclosed/testnet-UID/net (one network per user); its
             state goes beside it, to DIR.state.json.
     status  says which tor processes of the network in DIR are alive.
     down    stops every tor of the network in DIR (and the obfs4proxy each started) by PID,

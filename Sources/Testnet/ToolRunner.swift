@@ -1,6 +1,6 @@
 import FailClosedSupport
 
-/// Runs a short-lived helper program (tor-gencert, tor --list-fingerprint) to completion through
+/// Runs a short-lived helper program (tor-gencert, openssl) to completion through
 /// ``Spawner``, optionally behind a launcher prefix such as `ip netns exec NS`, and returns what
 /// it printed on stdout.
 enum ToolRunner {

@@ -8,7 +8,7 @@ public struct TorrcBuilder: Sendable {
     public let node: TestnetNode
     /// The v3 identity (the `fingerprint` line of authority_certificate).
     public let v3Identity: String
-    /// The relay identity fingerprint (`tor --list-fingerprint`).
+    /// The relay identity fingerprint (the SHA-1 of its RSA identity key, as tor prints it).
     public let fingerprint: String
 
     public init(node: TestnetNode, v3Identity: String, fingerprint: String) {
@@ -44,8 +44,11 @@ public struct TorrcBuilder: Sendable {
     ] + authorities.map(\.dirAuthorityLine)
   }
 
-  /// The torrc of one node of the network.
-  public func node(_ node: TestnetNode, dataDirectory: String) -> String {
+  /// The torrc of one node of the network. An authority's first voting round is placed on the
+  /// wall clock by `firstRound` (chosen at launch); without it, on tor's grid from midnight.
+  public func node(
+    _ node: TestnetNode, dataDirectory: String, firstRound: FirstVotingRound? = nil
+  ) -> String {
     var lines = [
       "DataDirectory \(dataDirectory)",
       "Nickname \(node.name)",
@@ -69,13 +72,15 @@ public struct TorrcBuilder: Sendable {
         "V3AuthoritativeDirectory 1",
         "ExitRelay 0",
         "ExitPolicy reject *:*",
-        "TestingV3AuthInitialVotingInterval 5",
+        "TestingV3AuthInitialVotingInterval \(FirstVotingRound.interval)",
         "TestingV3AuthInitialVoteDelay 2",
         "TestingV3AuthInitialDistDelay 2",
+        // tor's floor: vote and distribution delays of at least 2 s each, under half the interval.
         "V3AuthVotingInterval 10",
         "V3AuthVoteDelay 2",
         "V3AuthDistDelay 2",
       ]
+      if let firstRound { lines.append("TestingV3AuthVotingStartOffset \(firstRound.offset)") }
     case .exit:
       // A private-only exit policy becomes "reject 1-65535" in microdescriptors: no exits.
       lines += [

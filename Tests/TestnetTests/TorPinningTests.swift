@@ -20,8 +20,7 @@ import TorControl
   /// Every file that starts tor, and how it is pinned (checked by the tests below).
   static let reviewed: [String: String] = [
     "Sources/Testnet/TorNetwork.swift":
-      "the private network's nodes: TorrcBuilder.node, checked below; `tor --list-fingerprint` "
-      + "reads keys and exits",
+      "the private network's nodes: TorrcBuilder.node, checked below",
     "Sources/Testnet/TorClientProcess.swift": "TorrcBuilder.client, checked below",
     "Sources/SystemUnderTest/DebianTorBackend.swift":
       "ClientTorrc.app over a base that DebianTorConfiguration.checkBase refuses without "
