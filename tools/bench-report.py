@@ -61,8 +61,11 @@ if fidelity:
                  "capture)" if sink == "censor ingress" else "the sink never reads it")
         out.append(f"fcbench sends from {threads} thread{'s' if threads != 1 else ''} through "
                    f"{sender} at a paced rate to an allowed sink, and {where}; "
-                   "failclosed's device capture (immediate mode, snaplen 2048, as exec opens it) "
-                   "audits it and pcap_stats gives the drops. The rate is searched by doubling, "
+                   "failclosed's capture (immediate mode, snaplen 2048, as exec opens it: at both "
+                   "ends of the device's link, the device's and the censor's, so a frame that "
+                   "bypasses the device's packet taps is still seen; a drop at either end makes "
+                   "the probe inconclusive; received counts the device's end) audits it and "
+                   "pcap_stats gives the drops. The rate is searched by doubling, "
                    "then bisection. tcpdump (same interface, snaplen, immediate mode and `-B`, "
                    "writing to /dev/null) runs at the same rates in separate runs; its drops are "
                    "its \"dropped by kernel\" line. Each rate is one probe on a shared machine, "
