@@ -86,7 +86,10 @@ import TorControl
         AppAction(at: 0, .start),
         AppAction(at: 0.1, .openURL("onionbrowsers://web.test/page")),
         AppAction(at: 0.2, .openURL("onionhttps://web.test/direct")),
-        AppAction(at: 3.5, .openURL("onionbrowser://web.test/later")),
+        // Waits, not times: under load every action can come late, and a later URL opened
+        // back to back with the early ones would arrive before Tor is ready.
+        AppAction(.wait(3.3)),
+        AppAction(.openURL("onionbrowser://web.test/later")),
         AppAction(.wait(0.3)),
       ])
     let ready = try #require(run.ready)
@@ -142,8 +145,10 @@ import TorControl
       .v2,
       [
         AppAction(at: 0, .start),
-        AppAction(at: 4, .background),
-        AppAction(at: 4.5, .foreground),
+        AppAction(.wait(4)),  // connected by then however late the start (see version 1)
+        AppAction(.background),
+        AppAction(.wait(0.5)),
+        AppAction(.foreground),
         AppAction(.wait(1.5)),
       ])
     let states = run.events.filter { $0.kind == .state && $0["field"] == "state" }
@@ -192,7 +197,8 @@ import TorControl
         AppAction(at: 0, .start),
         AppAction(at: 0.1, .openURL("onionhttps://web.test/early")),
         AppAction(at: 0.2, .openURL("onionbrowser:token-callback?token=x")),
-        AppAction(at: 3.5, .openURL("onionhttps://web.test/later")),
+        AppAction(.wait(3.3)),  // after ready however late the actions come (see version 1)
+        AppAction(.openURL("onionhttps://web.test/later")),
         AppAction(.wait(0.5)),
       ])
     let ready = try #require(run.ready)
