@@ -123,8 +123,7 @@ import Testing
     let bin = directory + "/bin"
     try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
     for (name, text) in shims {
-      try text.write(toFile: bin + "/" + name, atomically: true, encoding: .utf8)
-      chmod(bin + "/" + name, 0o755)
+      try RepositoryFiles.writeExecutable(text, to: bin + "/" + name)
     }
     var full = [
       "PATH": bin + ":/usr/bin:/bin", "ARGS": directory + "/args",
@@ -135,6 +134,9 @@ import Testing
     let result = try RepositoryFiles.run(
       "/bin/bash", ["-e", directory + "/step.sh"], environment: full)
     #expect(result.status == 0, "step \(id) failed: \(result.output)")
+    #expect(
+      shims["failclosed"] == nil || FileManager.default.fileExists(atPath: directory + "/args"),
+      "step \(id) never ran the failclosed stand-in: \(result.output)")
     let arguments = ((try? String(contentsOfFile: directory + "/args", encoding: .utf8)) ?? "")
       .split(separator: "\n").map(String.init)
     let outputs = (try? String(contentsOfFile: directory + "/outputs", encoding: .utf8)) ?? ""

@@ -56,16 +56,13 @@ import Testing
     let bin = directory + "/bin"
     try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
     for (name, text) in shims {
-      try text.write(toFile: bin + "/" + name, atomically: true, encoding: .utf8)
-      chmod(bin + "/" + name, 0o755)
+      try RepositoryFiles.writeExecutable(text, to: bin + "/" + name)
     }
     // A venv that already holds the PyPI tools, so --test installs nothing from PyPI here.
     let venv = directory + "/venv"
     try FileManager.default.createDirectory(
       atPath: venv + "/bin", withIntermediateDirectories: true)
-    try "#!/bin/sh\n".write(
-      toFile: venv + "/bin/check-jsonschema", atomically: true, encoding: .utf8)
-    chmod(venv + "/bin/check-jsonschema", 0o755)
+    try RepositoryFiles.writeExecutable("#!/bin/sh\n", to: venv + "/bin/check-jsonschema")
     let policy = directory + "/policy-rc.d"
     if let existingPolicy {
       try existingPolicy.write(toFile: policy, atomically: true, encoding: .utf8)

@@ -33,6 +33,26 @@ enum RepositoryFiles {
   }
 
   /// A fresh temporary directory, removed by the caller.
+  /// Writes a script the test then runs. Close-on-exec from the open on: a process another
+  /// test spawns in the moment the file is open for writing would otherwise inherit the
+  /// descriptor and keep it for its whole life, and running the script then fails with
+  /// ETXTBSY (seen in CI: the action's leak-audit stand-in never ran).
+  static func writeExecutable(_ text: String, to path: String) throws {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+    guard fd >= 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path]) }
+    defer { close(fd) }
+    let bytes = Array(text.utf8)
+    var written = 0
+    while written < bytes.count {
+      let count = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+      guard count > 0 else {
+        throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+      }
+      written += count
+    }
+    fchmod(fd, 0o755)
+  }
+
   static func temporaryDirectory() throws -> String {
     let path = NSTemporaryDirectory() + "failclosed-cli-" + UUID().uuidString
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
