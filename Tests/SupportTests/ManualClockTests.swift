@@ -32,11 +32,18 @@ import Testing
         await log.append("\(clock.now)")
       }
     }
-    while clock.sleeperCount < 1 { await Task.yield() }
-    await clock.advance(by: 80)
+    // Each second once the poller sleeps again (or is done): one advance of 80 s relied on
+    // `settle()`'s yields being enough for the poller to sleep again, and under
+    // ThreadSanitizer on two busy threads once they were not, the poller slept past 80 s
+    // and the test hung. Waiting for the sleeper is waiting for the event itself.
+    for _ in 0..<80 {
+      while clock.sleeperCount < 1, await log.entries.count < 75 { await Task.yield() }
+      await clock.advance(by: 1)
+    }
     try await poller.value
     #expect(await log.entries.count == 75)
     #expect(await log.entries.last == "75.0")
+    #expect(clock.now == 80)
   }
 
   @Test func cancellingASleeperThrowsAndRemovesIt() async throws {
