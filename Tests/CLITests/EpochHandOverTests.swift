@@ -7,10 +7,11 @@ import Testing
 /// takes (the canary: no action before it), takes it, says `started` before it, and acts from
 /// it. Without the runner's socket it is a clear error, not a hang.
 @Suite(.serialized) struct EpochHandOverTests {
-  static let needsBinary = Privilege.skipReason(
-    unless: ExecCommandTests.binary != nil, "needs the failclosed binary (swift build)")
-
-  @Test(.enabled(if: needsBinary == nil, "needs the failclosed binary (swift build)"))
+  @Test(
+    .enabled(
+      if: Privilege.skipReason(
+        unless: ExecCommandTests.binary != nil, "needs the failclosed binary (swift build)") == nil,
+      "needs the failclosed binary (swift build)"))
   func theAppWaitsForTheEpochAndActsFromIt() throws {
     let binary = try #require(ExecCommandTests.binary)
     let directory = try RunClockTests.temporaryDirectory()
@@ -48,7 +49,11 @@ import Testing
     #expect(startedAt >= -RunClockTests.rounding && startedAt < 25, "start at \(startedAt)")
   }
 
-  @Test(.enabled(if: needsBinary == nil, "needs the failclosed binary (swift build)"))
+  @Test(
+    .enabled(
+      if: Privilege.skipReason(
+        unless: ExecCommandTests.binary != nil, "needs the failclosed binary (swift build)") == nil,
+      "needs the failclosed binary (swift build)"))
   func theMockSaysReadyThenStartedBeforeTheEpoch() throws {
     let binary = try #require(ExecCommandTests.binary)
     let directory = try RunClockTests.temporaryDirectory()
@@ -75,7 +80,11 @@ import Testing
     connected.close()
   }
 
-  @Test(.enabled(if: needsBinary == nil, "needs the failclosed binary (swift build)"))
+  @Test(
+    .enabled(
+      if: Privilege.skipReason(
+        unless: ExecCommandTests.binary != nil, "needs the failclosed binary (swift build)") == nil,
+      "needs the failclosed binary (swift build)"))
   func withoutTheRunnersSocketItIsAClearError() throws {
     let binary = try #require(ExecCommandTests.binary)
     let directory = try RunClockTests.temporaryDirectory()

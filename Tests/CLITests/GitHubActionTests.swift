@@ -31,7 +31,10 @@ import Testing
   }
 
   @Test(
-    .enabled(if: available || Privilege.isCI, "needs check-jsonschema (tools/install-deps --test)"))
+    .enabled(
+      if: Privilege.skipReason(
+        unless: available, "needs check-jsonschema (tools/install-deps --test)") == nil,
+      "needs check-jsonschema (tools/install-deps --test)"))
   func theActionMatchesGitHubsActionSchemaAndABrokenCopyDoesNot() throws {
     try #require(Self.available, "check-jsonschema and its venv (tools/install-deps --test)")
     let good = try Self.check("vendor.github-actions", RepositoryFiles.path("action.yml"))
@@ -45,7 +48,10 @@ import Testing
   }
 
   @Test(
-    .enabled(if: available || Privilege.isCI, "needs check-jsonschema (tools/install-deps --test)"))
+    .enabled(
+      if: Privilege.skipReason(
+        unless: available, "needs check-jsonschema (tools/install-deps --test)") == nil,
+      "needs check-jsonschema (tools/install-deps --test)"))
   func theWorkflowMatchesGitHubsWorkflowSchemaAndABrokenCopyDoesNot() throws {
     try #require(Self.available, "check-jsonschema and its venv (tools/install-deps --test)")
     let workflow = "tools/leak-audit-workflow.example.yml"
@@ -59,7 +65,10 @@ import Testing
   /// The action's shape, checked with a schema of our own: the inputs the issue names, a
   /// composite run, the uploads; and the example workflow uses the action.
   @Test(
-    .enabled(if: available || Privilege.isCI, "needs check-jsonschema (tools/install-deps --test)"))
+    .enabled(
+      if: Privilege.skipReason(
+        unless: available, "needs check-jsonschema (tools/install-deps --test)") == nil,
+      "needs check-jsonschema (tools/install-deps --test)"))
   func theActionHasItsInputsAndTheWorkflowUsesIt() throws {
     try #require(Self.available, "check-jsonschema and its venv (tools/install-deps --test)")
     let directory = try RepositoryFiles.temporaryDirectory()
@@ -167,7 +176,10 @@ import Testing
   }
 
   @Test(
-    .enabled(if: available || Privilege.isCI, "needs the test venv (tools/install-deps --test)"))
+    .enabled(
+      if: Privilege.skipReason(unless: available, "needs the test venv (tools/install-deps --test)")
+        == nil,
+      "needs the test venv (tools/install-deps --test)"))
   func swiftIsInstalledOnlyWhenTheRunnersIsOlderThanWanted() throws {
     try #require(Self.available, "check-jsonschema and its venv (tools/install-deps --test)")
     func decide(_ have: String?) throws -> String {
@@ -185,7 +197,10 @@ import Testing
   }
 
   @Test(
-    .enabled(if: available || Privilege.isCI, "needs the test venv (tools/install-deps --test)"))
+    .enabled(
+      if: Privilege.skipReason(unless: available, "needs the test venv (tools/install-deps --test)")
+        == nil,
+      "needs the test venv (tools/install-deps --test)"))
   func theAuditStepPassesItsInputsAndKeepsTheExitCode() throws {
     try #require(Self.available, "check-jsonschema and its venv (tools/install-deps --test)")
     let plain = try Self.runAuditStep([:])
