@@ -36,10 +36,14 @@ final class EchoDestination: @unchecked Sendable {
 }
 
 /// Opens a SOCKS5 CONNECT stream to `host` through `proxy` and returns it once answered.
-func openStream(through proxy: SocketAddress, host: String, port: UInt16) throws -> Socket {
+func openStream(
+  through proxy: SocketAddress, host: String, port: UInt16,
+  credentials: SOCKSClientHandshake.Credentials = .none
+) throws -> Socket {
   let socket = try Socket.connect(to: proxy, timeout: 5)
   socket.setTimeouts(seconds: 10)
-  var client = try SOCKSClientHandshake(target: .hostname(host), port: port)
+  var client = try SOCKSClientHandshake(
+    target: .hostname(host), port: port, credentials: credentials)
   try socket.write(client.greeting())
   var buffer: [UInt8] = []
   while true {
