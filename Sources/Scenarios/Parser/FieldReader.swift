@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Reads the members of one JSON object with typed accessors whose errors name the field's JSON
 /// path and what was expected. The rules mirror Scenarios/scenario.schema.json.
 struct FieldReader {
@@ -165,7 +167,17 @@ struct FieldReader {
   }
 
   static func matches(_ text: String, _ pattern: String) -> Bool {
-    guard let regex = try? Regex(pattern) else { return false }
-    return (try? regex.wholeMatch(in: text)) != nil
+    // Compiled once per pattern: compiling on every call was a tenth of a one-scenario run's
+    // CPU, since every file of the library is parsed even under --filter. The match runs
+    // under the lock, so no Regex leaves it.
+    compiledPatterns.withLock { compiled in
+      if compiled[pattern] == nil {
+        guard let regex = try? Regex(pattern) else { return false }
+        compiled[pattern] = regex
+      }
+      return (try? compiled[pattern]!.wholeMatch(in: text)) != nil
+    }
   }
+
+  private static let compiledPatterns = Mutex<[String: Regex<AnyRegexOutput>]>([:])
 }
