@@ -64,9 +64,9 @@ if fidelity:
                    "failclosed's capture (immediate mode, snaplen 2048, as exec opens it: at both "
                    "ends of the device's link, the device's and the censor's, so a frame that "
                    "bypasses the device's packet taps is still seen; a drop at either end makes "
-                   "the probe inconclusive; received counts the device's end) audits it and "
-                   "pcap_stats gives the drops. The rate is searched by doubling, "
-                   "then bisection. tcpdump (same interface, snaplen, immediate mode and `-B`, "
+                   "the probe inconclusive; received counts the device's end, dropped both ends) "
+                   "audits it and pcap_stats gives the drops. The rate is searched by doubling, "
+                   "then bisection; a zero-drop rate has no drop at either end. tcpdump (same interface, snaplen, immediate mode and `-B`, "
                    "writing to /dev/null) runs at the same rates in separate runs; its drops are "
                    "its \"dropped by kernel\" line. Each rate is one probe on a shared machine, "
                    "so the edge moves between runs.\n")
@@ -125,8 +125,12 @@ if fidelity:
         else:
             named.append(("flat out (saturating)", sat))
         for label, p in named:
+            # Drops at both ends of the link; the far end's named (it alone can turn a probe
+            # inconclusive while the device's capture dropped nothing).
+            far = p.get("farEndDropped")
+            drops = f"{p['dropped']:,}" + (f" ({far:,} at the far end)" if far else "")
             out.append(f"| {label} | failclosed | {p['sentRate']:,.0f} | {mbit(p, wire):.0f} | "
-                       f"{p['received']:,} | {p['dropped']:,} | {p['verdict']} |")
+                       f"{p['received']:,} | {drops} | {p['verdict']} |")
             peer = next((t for t in r["tcpdump"] if t.get("targetRate") == p.get("targetRate")), None)
             if peer:
                 out.append(f"| {label} | tcpdump -B {r['bufferBytes'] // 1024} | "

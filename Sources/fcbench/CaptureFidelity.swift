@@ -45,7 +45,11 @@ enum CaptureFidelity {
     var seconds: Double
     var sentRate: Double
     var received: UInt64
+    /// Dropped at either end of the link (failclosed: the device's capture plus the far
+    /// end's; a drop at either makes the verdict inconclusive, so the search counts both).
     var dropped: UInt64
+    /// Of ``dropped``, those of the far end's capture (the censor's dev0; failclosed only).
+    var farEndDropped: UInt64? = nil
     /// failclosed's verdict (tcpdump has none).
     var verdict: String?
     var reasons: [String]
@@ -242,11 +246,19 @@ enum CaptureFidelity {
     // Let the capture thread catch up with what is already in the ring.
     usleep(300_000)
     let cpu = captureThreads.compactMap(cpuSeconds).reduce(0, +)
-    let report = capture.stop()
+    // Both ends' reports apart, then merged as DeviceLinkCapture.stop merges them: the merged
+    // report's counts are the device's alone, and a probe that dropped only at the far end
+    // (inconclusive) must not count as a zero-drop rate.
+    let deviceReport = capture.device.stop()
+    let wireReport = capture.wire.stop()
+    let report = DeviceLinkCapture.merge(device: deviceReport, wire: wireReport)
+    let farEndDropped = wireReport.capture?.dropped ?? 0
     return Probe(
       tool: "failclosed", targetRate: rate, sent: outcome.sent, sendFailures: outcome.failed,
       seconds: outcome.seconds, sentRate: Double(outcome.sent) / outcome.seconds,
-      received: report.capture?.received ?? 0, dropped: report.capture?.dropped ?? 0,
+      received: report.capture?.received ?? 0,
+      dropped: (deviceReport.capture?.dropped ?? 0) + farEndDropped,
+      farEndDropped: farEndDropped,
       verdict: report.verdict.rawValue, reasons: report.reasons.map(\.description),
       captureCPUSeconds: cpu, senderCPUSeconds: outcome.cpuSeconds)
   }
