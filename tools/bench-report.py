@@ -169,9 +169,11 @@ if sc or lanes:
     out.append("## 4. Scenario suite (sandbox, capture, Tor, app: `failclosed leak-audit`)\n")
     out.append("| what | scenarios | wall s | virtual s | all passed |")
     out.append("|---|---:|---:|---:|---|")
-    names = {"mock": "mock lane (mock Tor, x25 clock, --jobs 2)",
+    names = {"mock": "mock lane (mock Tor, x25 clock, default jobs)",
              "real": "real-Tor lane (Debian tor, one private network, side by side)"}
     for r in lanes:
+        if r["lane"] == "mock" and r.get("jobs"):
+            r = dict(r, lane=f"mock lane (mock Tor, x25 clock, --jobs {r['jobs']})")
         if r["lane"] == "real" and r.get("jobs") == 1:
             r = dict(r, lane="real-Tor lane (Debian tor, one private network, in turn)")
         count = r["scenarios"] if r["scenarios"] is not None else "?"
