@@ -36,14 +36,18 @@ public enum LanePipeline {
     /// it started past time 0 makes the run inconclusive. 0.25 s: at 0.1 s one app of six
     /// side by side at load 38 built its objects 17 ms past time 0 (lead 0.133 s).
     public var handOverLead: Double
+    /// A run's clock that jumps idle time (``SkippingClock``, ``IdleSkipper``) on a lane that
+    /// can take it (the mock lane's model); other lanes keep a plain scaled clock.
+    public var skipIdle: Bool
 
     public init(
       grace: Double = 1, epochLead: Double = 1, handOverLead: Double = 0.25,
-      onEvent: (@Sendable (ScenarioEvent) -> Void)? = nil
+      skipIdle: Bool = false, onEvent: (@Sendable (ScenarioEvent) -> Void)? = nil
     ) {
       self.grace = grace
       self.epochLead = epochLead
       self.handOverLead = handOverLead
+      self.skipIdle = skipIdle
       self.onEvent = onEvent
     }
   }
@@ -102,6 +106,13 @@ public enum LanePipeline {
     var epoch =
       run.sharesRunClock && handOver == nil
       ? MonotonicInstant.now.advanced(bySeconds: options.epochLead) : nil
+    // A skipping clock: a page in the run's directory that the Tor side and the app map.
+    var page: ClockPage?
+    if options.skipIdle, handOver != nil, let skipping = run as? any SkippingClockLaneRun {
+      let created = try ClockPage.create(at: run.workDirectory + "/clock.page")
+      skipping.clockPage = created.path
+      page = created
+    }
     if let handing, let handOver {
       try handing.startTorSide(handOver: handOver)
     } else {
@@ -109,6 +120,7 @@ public enum LanePipeline {
     }
     var appCommand = run.appCommand(actionsFile: actionsFile, stateDirectory: state, epoch: epoch)
     if handOver != nil { appCommand += ["--epoch", EpochReceiver.optionValue] }
+    if let page { appCommand += ["--clock-page", page.path] }
     let app = try DeviceCommand(
       appCommand, in: sandbox, output: appOutput,
       input: try handOver?.add("the app", output: appOutput))
@@ -118,6 +130,7 @@ public enum LanePipeline {
     }
     let clock = ScaledClock(factor: run.timeScale, epoch: epoch ?? .now)
     let runStart = clock.epochUnixTime
+    let skipper = page.map { IdleSkipper(page: $0, factor: run.timeScale, epoch: clock.epoch) }
 
     // Timed changes on the Tor side and in the censor, in virtual time order.
     var changes = run.torSideChanges()
@@ -129,9 +142,9 @@ public enum LanePipeline {
     let stream = options.onEvent.map { EventStream(path: appOutput, onEvent: $0) }
     // The app ends itself after the scenario's duration; the lane's deadline gives slack.
     var appStatus: Int32?
-    while appStatus == nil && clock.realSeconds(clock.now) < run.deadline {
-      let virtualNow = clock.now
-      let elapsed = clock.realSeconds(virtualNow)
+    while appStatus == nil && MonotonicInstant.now.seconds(since: clock.epoch) < run.deadline {
+      let virtualNow = skipper?.now ?? clock.now
+      let elapsed = MonotonicInstant.now.seconds(since: clock.epoch)
       while let next = changes.first, next.time <= virtualNow {
         changes.removeFirst()
         try next.apply()
@@ -145,7 +158,14 @@ public enum LanePipeline {
       run.poll(elapsed: elapsed, appOutput: appOutput)
       handOver?.collect()
       appStatus = Spawner.poll(app.pid)
-      if appStatus == nil { wallClock.sleepBlocking(seconds: 0.01) }
+      guard appStatus == nil else { break }
+      if let skipper {
+        // After a jump the loop turns at once: a change due at the new time applies first.
+        if case .jump = skipper.tryJump(pipelineNext: changes.first?.time) { continue }
+        wallClock.sleepBlocking(seconds: IdleSkipper.pollGap)
+      } else {
+        wallClock.sleepBlocking(seconds: 0.01)
+      }
     }
     var runError: String?
     if appStatus == nil {
@@ -187,6 +207,7 @@ public enum LanePipeline {
     }
     var outcome = ScenarioOutcome(
       appEvents: events, audit: report, runStart: runStart, timeScale: run.timeScale,
+      clockSkip: skipper.map { ClockSkip(jumps: $0.jumps) },
       pcapPath: run.keptPcapPath, runError: runError, wallSeconds: 0)
     run.complete(&outcome)
     outcome.wallSeconds = wallClock.now

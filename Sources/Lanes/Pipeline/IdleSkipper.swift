@@ -1,0 +1,146 @@
+import FailClosedSupport
+import Foundation
+import Scenarios
+
+/// The pipeline's side of the skipping clock: each turn of its wait for the app, it reads the
+/// page's slots, samples the processes that hold them (`/proc`: threads, CPU time, the device's
+/// packet counters) a few times over about 2 ms, asks ``IdleJudge``, and on "idle" skips the
+/// page to the earliest deadline. Every jump is logged.
+final class IdleSkipper {
+  let page: ClockPage
+  let factor: Double
+  let epoch: MonotonicInstant
+  private(set) var jumps: [ClockSkip.Jump] = []
+  /// Real seconds between samples of one decision. The samples' comparison (the same threads,
+  /// the same CPU time, the same packets) is what catches work between two reads of `/proc`,
+  /// not the window's length: a wake-up (a futex, a packet, a timer) makes its thread runnable
+  /// at once, so work in flight shows as a thread not asleep or CPU time that moved.
+  static let sampleGap = 0.0003
+  static let samples = 3
+  /// Real seconds between turns of the pipeline's wait while it skips (10 ms without).
+  static let pollGap = 0.001
+
+  init(page: ClockPage, factor: Double, epoch: MonotonicInstant) {
+    self.page = page
+    self.factor = factor
+    self.epoch = epoch
+  }
+
+  var nowNanoseconds: Int64 {
+    SkippingClock.virtualNanoseconds(
+      monotonic: MonotonicInstant.now.nanoseconds, epoch: epoch.nanoseconds, factor: factor,
+      skipped: page.skippedNanoseconds)
+  }
+
+  var now: Double { Double(nowNanoseconds) / 1e9 }
+
+  /// Jumps when the run is idle; `pipelineNext` is the pipeline's next change (virtual s).
+  @discardableResult
+  func tryJump(pipelineNext: Double?) -> JumpDecision {
+    let next = pipelineNext.map { Int64(($0 * 1e9).rounded(.up)) }
+    // Cheap first: no sampling while a process holds or nothing waits.
+    let quick = IdleJudge.decide(
+      slots: page.slots, pipelineNext: next, now: nowNanoseconds,
+      samples: [ActivitySample(threads: [:], packets: 0), ActivitySample(threads: [:], packets: 0)])
+    guard case .jump = quick else { return quick }
+    var samples: [ActivitySample] = []
+    for index in 0..<Self.samples {
+      if index > 0 { SystemClock().sleepBlocking(seconds: Self.sampleGap) }
+      guard let sample = RunActivityProbe.sample(pids: page.slots.map(\.pid)) else {
+        return .busy("a process could not be read")
+      }
+      samples.append(sample)
+    }
+    // The slots as they are now (a deadline published while sampling counts).
+    let before = nowNanoseconds
+    let decision = IdleJudge.decide(
+      slots: page.slots, pipelineNext: next, now: before, samples: samples)
+    guard case .jump(let target) = decision else { return decision }
+    let now = nowNanoseconds
+    guard target > now else { return .busy("a deadline is due") }
+    page.skip(nanoseconds: target - now)
+    jumps.append(
+      ClockSkip.Jump(
+        unixTime: MonotonicInstant.now.unixTime, before: Double(now) / 1e9,
+        after: Double(target) / 1e9))
+    return decision
+  }
+}
+
+/// A lane run whose Tor side and app can take a skipping clock (`--clock-page`): the mock
+/// lane's model. The pipeline sets the page's path before it starts them.
+protocol SkippingClockLaneRun: EpochHandOverLaneRun {
+  var clockPage: String? { get set }
+}
+
+/// Reads what the run's processes do from `/proc` (the pipeline runs as root, in the host's
+/// namespaces; the processes' pids are the host's, written into the page by each process).
+enum RunActivityProbe {
+  /// One sample of `pids`' threads and the device's packet counters; nil when a process is
+  /// gone or unreadable (never idle then).
+  static func sample(pids: [Int32]) -> ActivitySample? {
+    guard let first = pids.first else { return nil }
+    var threads: [Int32: ActivitySample.Thread] = [:]
+    for pid in pids {
+      guard let tasks = directoryEntries("/proc/\(pid)/task") else { return nil }
+      for task in tasks {
+        guard let tid = Int32(task),
+          let stat = readSmall("/proc/\(pid)/task/\(task)/stat"),
+          let state = threadState(stat),
+          let schedstat = readSmall("/proc/\(pid)/task/\(task)/schedstat"),
+          let run = schedstat.split(separator: " ").first.flatMap({ UInt64($0) })
+        else { return nil }
+        threads[tid] = ActivitySample.Thread(state: state, runNanoseconds: run)
+      }
+    }
+    guard let dev = readSmall("/proc/\(first)/net/dev", limit: 16384) else { return nil }
+    return ActivitySample(threads: threads, packets: packetCount(dev))
+  }
+
+  /// The state letter of a stat line: after the last ')' (the name may hold any byte).
+  static func threadState(_ stat: String) -> Character? {
+    guard let close = stat.lastIndex(of: ")") else { return nil }
+    return stat[stat.index(after: close)...].first { $0 != " " }
+  }
+
+  /// Packets received plus sent on every interface of a /proc/net/dev text.
+  static func packetCount(_ dev: String) -> UInt64 {
+    var total: UInt64 = 0
+    for line in dev.split(separator: "\n") {
+      guard let colon = line.firstIndex(of: ":") else { continue }
+      let fields = line[line.index(after: colon)...].split(separator: " ")
+      guard fields.count >= 10 else { continue }
+      total &+= (UInt64(fields[1]) ?? 0) &+ (UInt64(fields[9]) ?? 0)
+    }
+    return total
+  }
+
+  /// The names in a directory (without . and ..); nil when it cannot be read.
+  private static func directoryEntries(_ path: String) -> [String]? {
+    guard let directory = opendir(path) else { return nil }
+    defer { closedir(directory) }
+    var names: [String] = []
+    while let entry = readdir(directory) {
+      let name = withUnsafeBytes(of: entry.pointee.d_name) {
+        String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+      }
+      if name != "." && name != ".." { names.append(name) }
+    }
+    return names
+  }
+
+  private static func readSmall(_ path: String, limit: Int = 1024) -> String? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var buffer = [UInt8](repeating: 0, count: limit)
+    var total = 0
+    while total < limit {
+      let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + total, limit - total) }
+      if count < 0 && errno == EINTR { continue }
+      if count <= 0 { break }
+      total += count
+    }
+    return String(decoding: buffer[..<total], as: UTF8.self)
+  }
+}
