@@ -15,7 +15,7 @@ final class IdleSkipper {
   /// the same CPU time, the same packets) is what catches work between two reads of `/proc`,
   /// not the window's length: a wake-up (a futex, a packet, a timer) makes its thread runnable
   /// at once, so work in flight shows as a thread not asleep or CPU time that moved.
-  static let sampleGap = 0.0003
+  static let sampleGap = 0.0004
   static let samples = 3
   /// Real seconds between turns of the pipeline's wait while it skips (10 ms without).
   static let pollGap = 0.001
@@ -43,12 +43,18 @@ final class IdleSkipper {
       slots: page.slots, pipelineNext: next, now: nowNanoseconds,
       samples: [ActivitySample(threads: [:], packets: 0), ActivitySample(threads: [:], packets: 0)])
     guard case .jump = quick else { return quick }
+    // Each sample is judged against the one before as it comes: the first sign of work ends
+    // the decision (most turns are busy, and reading /proc is most of a turn's cost).
     var samples: [ActivitySample] = []
     for index in 0..<Self.samples {
       if index > 0 { SystemClock().sleepBlocking(seconds: Self.sampleGap) }
       guard let sample = RunActivityProbe.sample(pids: page.slots.map(\.pid)) else {
         return .busy("a process could not be read")
       }
+      let sofar = IdleJudge.decide(
+        slots: page.slots, pipelineNext: next, now: nowNanoseconds,
+        samples: [samples.last ?? sample, sample])
+      guard case .jump = sofar else { return sofar }
       samples.append(sample)
     }
     // The slots as they are now (a deadline published while sampling counts).
@@ -86,8 +92,14 @@ enum RunActivityProbe {
       for task in tasks {
         guard let tid = Int32(task),
           let stat = readSmall("/proc/\(pid)/task/\(task)/stat"),
-          let state = threadState(stat),
-          let schedstat = readSmall("/proc/\(pid)/task/\(task)/schedstat"),
+          let state = threadState(stat)
+        else { return nil }
+        // One thread awake decides the sample: the rest need not be read.
+        if state != "S" {
+          return ActivitySample(
+            threads: [tid: ActivitySample.Thread(state: state, runNanoseconds: 0)], packets: 0)
+        }
+        guard let schedstat = readSmall("/proc/\(pid)/task/\(task)/schedstat"),
           let run = schedstat.split(separator: " ").first.flatMap({ UInt64($0) })
         else { return nil }
         threads[tid] = ActivitySample.Thread(state: state, runNanoseconds: run)

@@ -159,7 +159,9 @@ public enum LanePipeline {
       handOver?.collect()
       appStatus = Spawner.poll(app.pid)
       guard appStatus == nil else { break }
-      if let skipper {
+      // No jump before the run's time 0, nor before both processes have finished setting up:
+      // the lead before time 0 is their set-up margin, not idle time.
+      if let skipper, virtualNow >= 0, handOver?.allStarted ?? false {
         // After a jump the loop turns at once: a change due at the new time applies first.
         if case .jump = skipper.tryJump(pipelineNext: changes.first?.time) { continue }
         wallClock.sleepBlocking(seconds: IdleSkipper.pollGap)
