@@ -85,6 +85,8 @@ import Testing
     #expect(RunActivityProbe.threadState("123 (a (b) c) S 1 2 3") == "S")
     #expect(RunActivityProbe.threadState("7 (fc-clock) R 1") == "R")
     #expect(RunActivityProbe.threadState("garbage") == nil)
+    #expect(RunActivityProbe.namespaceInode("net:[4026532281]") == 4_026_532_281)
+    #expect(RunActivityProbe.namespaceInode("net:") == nil)
     let dev = """
       Inter-|   Receive                                                |  Transmit
        face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed

@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Lanes
@@ -74,6 +75,32 @@ import Testing
       }
     }
     idlePage.addHold(-1, slot: slot)
+    // A harness thread in the run's own namespaces (the world's services live in the
+    // pipeline's process) that works blocks the jump too.
+    let spinning = Mutex(true)
+    let namespace = Mutex<UInt64?>(nil)
+    Thread {
+      typealias Unshare = @convention(c) (Int32) -> Int32
+      let unshare = unsafeBitCast(
+        dlsym(UnsafeMutableRawPointer(bitPattern: 0), "unshare"), to: Unshare.self)
+      guard unshare(0x4000_0000) == 0 else { return }  // CLONE_NEWNET, this thread only
+      let link = try? FileManager.default.destinationOfSymbolicLink(
+        atPath: "/proc/thread-self/ns/net")
+      namespace.withLock { $0 = link.flatMap(RunActivityProbe.namespaceInode) }
+      while spinning.withLock({ $0 }) {}
+    }.start()
+    #expect(Self.waitFor { namespace.withLock { $0 } != nil })
+    let worldInode = try #require(namespace.withLock { $0 })
+    let harnessSkipper = IdleSkipper(
+      page: idlePage, factor: 25, epoch: epoch, harnessNamespaces: [worldInode])
+    for _ in 0..<20 {
+      guard case .busy = harnessSkipper.tryJump(pipelineNext: nil) else {
+        Issue.record("a working harness thread in the run's namespace let the clock jump")
+        break
+      }
+    }
+    spinning.withLock { $0 = false }
+    #expect(idlePage.jumps == 0)
     // The child may still be starting (unshare, exec): wait for the jump itself.
     var decision = JumpDecision.nothingPending
     #expect(
@@ -164,7 +191,9 @@ import Testing
       #expect(before.after <= after.before && before.unixTime <= after.unixTime)
     }
     let stall = skipping.events.filter { $0.name == "TorBootstrapDidStall" }.map(\.time)
-    #expect(stall.count == 1 && stall.allSatisfy { $0 >= 75 && $0 <= 76 }, "\(stall)")
+    #expect(
+      stall.count == 1 && stall.allSatisfy { $0 >= 75 && $0 <= 76 },
+      "\(stall); jumps near it: \(skip.jumps.filter { $0.after > 73 && $0.before < 77 })")
     options.skipIdle = false
     let plain = await ScenarioRunner(options: options).run(scenario)
     #expect(plain.clockSkip == nil)

@@ -10,6 +10,10 @@ final class IdleSkipper {
   let page: ClockPage
   let factor: Double
   let epoch: MonotonicInstant
+  /// The run's world and censor namespaces (inodes): the harness's own threads there (the
+  /// world's services, the censor's closer and resolver) answer the device, and one still
+  /// working on an answer is work the device waits for.
+  let harnessNamespaces: Set<UInt64>
   private(set) var jumps: [ClockSkip.Jump] = []
   /// Real seconds between samples of one decision. The samples' comparison (the same threads,
   /// the same CPU time, the same packets) is what catches work between two reads of `/proc`,
@@ -20,10 +24,13 @@ final class IdleSkipper {
   /// Real seconds between turns of the pipeline's wait while it skips (10 ms without).
   static let pollGap = 0.001
 
-  init(page: ClockPage, factor: Double, epoch: MonotonicInstant) {
+  init(
+    page: ClockPage, factor: Double, epoch: MonotonicInstant, harnessNamespaces: Set<UInt64> = []
+  ) {
     self.page = page
     self.factor = factor
     self.epoch = epoch
+    self.harnessNamespaces = harnessNamespaces
   }
 
   var nowNanoseconds: Int64 {
@@ -46,9 +53,14 @@ final class IdleSkipper {
     // Each sample is judged against the one before as it comes: the first sign of work ends
     // the decision (most turns are busy, and reading /proc is most of a turn's cost).
     var samples: [ActivitySample] = []
+    var namespaceOf: [Int32: UInt64?] = [:]
     for index in 0..<Self.samples {
       if index > 0 { SystemClock().sleepBlocking(seconds: Self.sampleGap) }
-      guard let sample = RunActivityProbe.sample(pids: page.slots.map(\.pid)) else {
+      guard
+        let sample = RunActivityProbe.sample(
+          pids: page.slots.map(\.pid), harnessNamespaces: harnessNamespaces,
+          namespaceOf: &namespaceOf)
+      else {
         return .busy("a process could not be read")
       }
       let sofar = IdleJudge.decide(
@@ -82,14 +94,26 @@ protocol SkippingClockLaneRun: EpochHandOverLaneRun {
 /// Reads what the run's processes do from `/proc` (the pipeline runs as root, in the host's
 /// namespaces; the processes' pids are the host's, written into the page by each process).
 enum RunActivityProbe {
-  /// One sample of `pids`' threads and the device's packet counters; nil when a process is
-  /// gone or unreadable (never idle then).
-  static func sample(pids: [Int32]) -> ActivitySample? {
+  /// One sample of `pids`' threads, this process's threads in `harnessNamespaces` and the
+  /// device's packet counters; nil when a process is gone or unreadable (never idle then).
+  /// `namespaceOf` keeps each of this process's threads' namespace for the samples of one
+  /// decision.
+  static func sample(
+    pids: [Int32], harnessNamespaces: Set<UInt64> = [],
+    namespaceOf: inout [Int32: UInt64?]
+  ) -> ActivitySample? {
     guard let first = pids.first else { return nil }
     var threads: [Int32: ActivitySample.Thread] = [:]
-    for pid in pids {
+    let own = getpid()
+    for pid in pids + (harnessNamespaces.isEmpty ? [] : [own]) {
       guard let tasks = directoryEntries("/proc/\(pid)/task") else { return nil }
       for task in tasks {
+        if pid == own, let tid = Int32(task) {
+          if namespaceOf[tid] == nil { namespaceOf[tid] = networkNamespace(pid: own, tid: tid) }
+          guard let inode = namespaceOf[tid] ?? nil, harnessNamespaces.contains(inode) else {
+            continue
+          }
+        }
         guard let tid = Int32(task),
           let stat = readSmall("/proc/\(pid)/task/\(task)/stat"),
           let state = threadState(stat)
@@ -107,6 +131,22 @@ enum RunActivityProbe {
     }
     guard let dev = readSmall("/proc/\(first)/net/dev", limit: 16384) else { return nil }
     return ActivitySample(threads: threads, packets: packetCount(dev))
+  }
+
+  /// The network namespace (inode) a thread is in; nil when unreadable (it has ended).
+  static func networkNamespace(pid: Int32, tid: Int32) -> UInt64? {
+    var buffer = [CChar](repeating: 0, count: 64)
+    let count = readlink("/proc/\(pid)/task/\(tid)/ns/net", &buffer, buffer.count - 1)
+    guard count > 0 else { return nil }
+    let text = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    return namespaceInode(text)
+  }
+
+  /// The inode in a namespace link's text, `net:[4026532281]`.
+  static func namespaceInode(_ link: String) -> UInt64? {
+    guard let open = link.firstIndex(of: "["), let close = link.lastIndex(of: "]"), open < close
+    else { return nil }
+    return UInt64(link[link.index(after: open)..<close])
   }
 
   /// The state letter of a stat line: after the last ')' (the name may hold any byte).

@@ -130,7 +130,11 @@ public enum LanePipeline {
     }
     let clock = ScaledClock(factor: run.timeScale, epoch: epoch ?? .now)
     let runStart = clock.epochUnixTime
-    let skipper = page.map { IdleSkipper(page: $0, factor: run.timeScale, epoch: clock.epoch) }
+    let skipper = try page.map {
+      IdleSkipper(
+        page: $0, factor: run.timeScale, epoch: clock.epoch,
+        harnessNamespaces: [try sandbox.world.inode(), try sandbox.censor.inode()])
+    }
 
     // Timed changes on the Tor side and in the censor, in virtual time order.
     var changes = run.torSideChanges()
