@@ -21,8 +21,16 @@ final class IdleSkipper {
   /// at once, so work in flight shows as a thread not asleep or CPU time that moved.
   static let sampleGap = 0.0004
   static let samples = 3
-  /// Real seconds between turns of the pipeline's wait while it skips (10 ms without).
-  static let pollGap = 0.001
+  /// Real seconds between turns of the pipeline's wait while it skips (10 ms without): 1 ms
+  /// while jumps come (the work between two of bitchat's polls takes a few turns), then
+  /// doubling up to 8 ms once eight turns in a row have not jumped, so a run that is busy or
+  /// holds costs the machine little (six runs side by side share two cores).
+  static let pollGaps = (first: 0.001, last: 0.008)
+  private var turnsWithoutJump = 0
+  var pollGap: Double {
+    let doublings = max(0, turnsWithoutJump - 7)
+    return min(Self.pollGaps.first * Double(1 << min(doublings, 4)), Self.pollGaps.last)
+  }
 
   init(
     page: ClockPage, factor: Double, epoch: MonotonicInstant, harnessNamespaces: Set<UInt64> = []
@@ -44,6 +52,12 @@ final class IdleSkipper {
   /// Jumps when the run is idle; `pipelineNext` is the pipeline's next change (virtual s).
   @discardableResult
   func tryJump(pipelineNext: Double?) -> JumpDecision {
+    let decision = decide(pipelineNext: pipelineNext)
+    if case .jump = decision { turnsWithoutJump = 0 } else { turnsWithoutJump += 1 }
+    return decision
+  }
+
+  private func decide(pipelineNext: Double?) -> JumpDecision {
     let next = pipelineNext.map { Int64(($0 * 1e9).rounded(.up)) }
     // Cheap first: no sampling while a process holds or nothing waits.
     let quick = IdleJudge.decide(

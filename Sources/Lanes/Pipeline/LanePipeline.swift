@@ -168,7 +168,7 @@ public enum LanePipeline {
       if let skipper, virtualNow >= 0, handOver?.allStarted ?? false {
         // After a jump the loop turns at once: a change due at the new time applies first.
         if case .jump = skipper.tryJump(pipelineNext: changes.first?.time) { continue }
-        wallClock.sleepBlocking(seconds: IdleSkipper.pollGap)
+        wallClock.sleepBlocking(seconds: skipper.pollGap)
       } else {
         wallClock.sleepBlocking(seconds: 0.01)
       }
