@@ -10,7 +10,8 @@ import SystemUnderTest
 /// scenario's actions, the timed changes (censor, Tor side), a grace period closed by the
 /// capture's end marker, the audit, and the app's events, gathered into a ``ScenarioOutcome``
 /// for the judge. The Tor side, the app and the pipeline's own timeline (censor changes,
-/// crashes, the capture's axis) run on one clock: an epoch the pipeline makes and a scale. On
+/// crashes, the capture's axis) run on one clock: an epoch the pipeline makes and a scale (with
+/// ``Options/skipIdle`` on the mock lane, plus the idle time it jumped: ``IdleSkipper``). On
 /// the mock lane the epoch is fixed once both processes have set up and handed over on their
 /// standard input (``EpochHandOver``); other lanes get it on the command line, a fixed lead
 /// ahead.
