@@ -186,7 +186,10 @@ if sc or lanes:
         scale = sc.get("stall_time_scale", 25)
         passed = "" if "stall_exit" not in sc else (
             "yes" if sc["stall_exit"] == 0 else f"no (exit {sc['stall_exit']})")
-        out.append(f"| stall-past-75s alone (x{scale}) | 1 | {sc['stall_wall_s']:.1f} | "
+        skipping = (f", skipping idle time: {sc['stall_skipped_s']} virtual s in "
+                    f"{sc['stall_jumps']} jumps" if sc.get("stall_skip_idle")
+                    else ", no skipping")
+        out.append(f"| stall-past-75s alone (x{scale}{skipping}) | 1 | {sc['stall_wall_s']:.1f} | "
                    f"{sc['stall_virtual_s']} | {passed} |")
     out.append("")
 tn = [r for r in rows if r["section"] == "testnet"]

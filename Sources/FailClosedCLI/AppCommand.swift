@@ -12,7 +12,7 @@ public struct AppCommand: Command {
   public let usage = """
     Usage: failclosed app --actions FILE|- [--profile PROFILE]
                           [--backend arti|mock|ctor|tor|simulated] [--time-scale N]
-                          [--epoch NANOSECONDS|stdin]
+                          [--epoch NANOSECONDS|stdin] [--clock-page PATH]
                           [--state-dir DIR] [--socks HOST:PORT] [--directory-url URL]
                           [--relay URL]... [--torrc-base FILE] [--tor-binary PATH]
                           [--bridge LINE]...
@@ -27,6 +27,8 @@ public struct AppCommand: Command {
     performs its actions from it. With --epoch stdin the runner hands it over once the app has
     set up: standard input is the runner's socket, the app writes "ready" on it, reads the
     epoch's line, and writes "started SECONDS" (past the epoch) when its objects are built.
+    With --clock-page (the runner's) the run's clock jumps idle time: virtual time runs at
+    --time-scale while anything works and skips to the next deadline when all is idle.
 
     Profiles: bitchat (default), hardened, naive-port; onion-browser-1, onion-browser-2,
     onion-browser-3 (Onion Browser 1.X, 2.X, 3.X, each rule for rule; --backend ctor or tor);
@@ -65,6 +67,7 @@ public struct AppCommand: Command {
       help: "--backend mock: where the mock sends streams for HOST"),
     OptionSpec("time-scale", .single, valueName: "N", help: "virtual seconds per real second"),
     RunClockOption.spec,
+    RunClockOption.pageSpec,
     OptionSpec("state-dir", .single, valueName: "DIR", help: "preferences and directory cache"),
     OptionSpec("socks", .single, valueName: "HOST:PORT", help: "SOCKS endpoint (127.0.0.1:39050)"),
     OptionSpec("directory-url", .single, valueName: "URL", help: "the geo relay directory CSV"),
@@ -122,6 +125,7 @@ public struct AppCommand: Command {
     }
     options.epoch = try RunClockOption.epoch(arguments)
     options.receivesEpoch = RunClockOption.isHandedOver(arguments)
+    options.clockPage = arguments.value("clock-page")
     if options.receivesEpoch && arguments.value("actions") == "-" {
       throw UsageError("--epoch stdin: standard input is the runner's socket, not --actions -")
     }

@@ -14,14 +14,16 @@ public struct LeakAuditCommand: Command {
   public let usage = """
     Usage: failclosed leak-audit [PATH ...] [--report DIR] [--filter TEXT] [--shard I/N]
                                  [--lane mock|real|all] [--jobs N] [--keep-pcaps]
-                                 [--time-scale N] [--sut model|bitchat-source]
+                                 [--time-scale N] [--skip-idle|--no-skip-idle]
+                                 [--sut model|bitchat-source]
                                  [--bitchat-src DIR] [--compare A,B [--compare-reuse SIDE=FILE]]
 
     Runs each scenario file (PATH: files or directories, default Scenarios/ and Scenarios/ooni/,
     the replayed OONI measurements) in fresh network
     namespaces: the capture opens on the device's link and is proved live by a positive-control
     packet, then the mock Tor and the modelled app run in the device on a clock that runs
-    --time-scale times faster than real time. Each scenario is judged from its capture (deny by
+    --time-scale times faster than real time (with --skip-idle it also jumps, when every process
+    of the run is idle, to the next deadline any of them waits for). Each scenario is judged from its capture (deny by
     default: only the fake Tor guard is allowed) and from the app's events against the file's
     expectations. Each file first passes the checks of `failclosed check`; a malformed one is
     reported, naming the file and field, and the others still run.
@@ -63,30 +65,32 @@ public struct LeakAuditCommand: Command {
     Exit code: 0 all pass, 5 a leak or failed expectation, 2 inconclusive or setup error.
     Needs root (namespaces, nftables, capture).
     """
-  public let options: [OptionSpec] = [
-    OptionSpec(
-      "report", .single, valueName: "DIR", help: "write the reports into DIR (default reports)"),
-    OptionSpec(
-      "filter", .single, valueName: "TEXT", help: "only scenarios whose name contains TEXT"),
-    OptionSpec("shard", .single, valueName: "I/N", help: "only the I-th of N shards (1-based)"),
-    OptionSpec(
-      "lane", .single, valueName: "mock|real|all", help: "which lanes run (default all)"),
-    OptionSpec(
-      "jobs", .single, valueName: "N",
-      help: "scenarios run side by side, both lanes \(ScenarioJobs.helpText)"),
-    OptionSpec("keep-pcaps", .flag, help: "keep every capture in DIR/pcaps, not only failures"),
-    OptionSpec("time-scale", .single, valueName: "N", help: "virtual seconds per second (25)"),
-    OptionSpec(
-      "sut", .single, valueName: "model|bitchat-source",
-      help: "the system under test for bitchat scenarios (default model)"),
-    OptionSpec(
-      "bitchat-src", .single, valueName: "DIR", help: "bitchat checkout for bitchat-source"),
-    OptionSpec(
-      "compare", .single, valueName: "A,B", help: "run bitchat scenarios on two sides, compare"),
-    OptionSpec(
-      "compare-reuse", .single, valueName: "SIDE=FILE",
-      help: "take a side from an earlier comparison's report.json"),
-  ]
+  public let options: [OptionSpec] =
+    [
+      OptionSpec(
+        "report", .single, valueName: "DIR", help: "write the reports into DIR (default reports)"),
+      OptionSpec(
+        "filter", .single, valueName: "TEXT", help: "only scenarios whose name contains TEXT"),
+      OptionSpec("shard", .single, valueName: "I/N", help: "only the I-th of N shards (1-based)"),
+      OptionSpec(
+        "lane", .single, valueName: "mock|real|all", help: "which lanes run (default all)"),
+      OptionSpec(
+        "jobs", .single, valueName: "N",
+        help: "scenarios run side by side, both lanes \(ScenarioJobs.helpText)"),
+      OptionSpec("keep-pcaps", .flag, help: "keep every capture in DIR/pcaps, not only failures"),
+      OptionSpec("time-scale", .single, valueName: "N", help: "virtual seconds per second (25)"),
+    ] + RunClockOption.skipIdleSpecs + [
+      OptionSpec(
+        "sut", .single, valueName: "model|bitchat-source",
+        help: "the system under test for bitchat scenarios (default model)"),
+      OptionSpec(
+        "bitchat-src", .single, valueName: "DIR", help: "bitchat checkout for bitchat-source"),
+      OptionSpec(
+        "compare", .single, valueName: "A,B", help: "run bitchat scenarios on two sides, compare"),
+      OptionSpec(
+        "compare-reuse", .single, valueName: "SIDE=FILE",
+        help: "take a side from an earlier comparison's report.json"),
+    ]
 
   public func run(_ arguments: ParsedArguments) async throws -> Int32 {
     let paths =
@@ -160,6 +164,7 @@ public struct LeakAuditCommand: Command {
       executable: Self.executablePath(), timeScale: Double(scale), workDirectory: work,
       bitchatSourceDriver: try? driver?.get())
     runnerOptions.substituteBitchatSource = sut == "bitchat-source"
+    runnerOptions.skipIdle = try RunClockOption.skipIdle(arguments)
     let runner = ScenarioRunner(options: runnerOptions)
     let startedAt = ISO8601DateFormatter().string(from: Date())
     print(

@@ -21,7 +21,8 @@ public struct MockTorCommand: Command {
     With --epoch (the scenario runner's), plan time 0 and the log's times are that instant on
     the run's clock (--time-scale), shared with the app. With --epoch stdin the runner hands it
     over: standard input is its socket; the mock writes "ready" on it once its options are
-    read, reads the epoch's line, and writes "started SECONDS" once it listens.
+    read, reads the epoch's line, and writes "started SECONDS" once it listens. With
+    --clock-page (the runner's) the run's clock jumps idle time, as the app's does.
 
     Personalities:
       ctor  C tor as Onion Browser drives it: SOCKS listens from the start; SOCKS4/4a/5,
@@ -61,6 +62,7 @@ public struct MockTorCommand: Command {
         "time-scale", .single, valueName: "N",
         help: "run the mock's clock N times faster than real time (default 1)"),
       RunClockOption.spec,
+      RunClockOption.pageSpec,
       OptionSpec(
         "handshake-timeout", .single, valueName: "SECONDS",
         help: "close connections that do not finish the SOCKS handshake in time (default 30)"),
@@ -143,6 +145,18 @@ public struct MockTorCommand: Command {
     if let text = arguments.value("time-scale") {
       let factor = try ParsedArguments.number(text, option: "time-scale", in: 0.001...1000)
       configuration.clock = ScaledClock(factor: factor, epoch: epoch ?? .now)
+      // The page once the epoch is known (with --epoch stdin this runs again after it).
+      if let path = arguments.value("clock-page"),
+        epoch != nil || !RunClockOption.isHandedOver(arguments)
+      {
+        configuration.clock = try SkippingClock(
+          factor: factor, epoch: epoch ?? .now, page: ClockPage.open(at: path))
+        // ctor: the control port's bootstrap driver and its streams' waits poll in real time
+        // where the clock cannot see them: hold for the whole run (a plain scaled clock).
+        if configuration.personality == .ctor { RunClockHold.begin() }
+      }
+    } else if arguments.value("clock-page") != nil {
+      throw UsageError("--clock-page: needs --time-scale")
     } else if let epoch {
       configuration.clock = ScaledClock(factor: 1, epoch: epoch)
     }

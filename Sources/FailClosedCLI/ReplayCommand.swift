@@ -14,6 +14,7 @@ public struct ReplayCommand: Command {
   public let summary = "run one scenario verbosely (events as they happen, expectations, leaks)"
   public let usage = """
     Usage: failclosed replay Scenarios/NAME.json [--report DIR] [--time-scale N]
+                             [--skip-idle|--no-skip-idle]
                              [--sut model|bitchat-source] [--bitchat-src DIR]
            failclosed replay --from-ooni FILE.json [--profile P] [--force] [--report DIR]
 
@@ -32,24 +33,26 @@ public struct ReplayCommand: Command {
     own code (see leak-audit --help), in real time; --bitchat-src DIR alone implies it.
     """
   /// The options; where the scenario comes from is decided in ``scenario(_:)`` alone.
-  public let options: [OptionSpec] = [
-    OptionSpec(
-      "report", .single, valueName: "DIR",
-      help: "write the reports and capture here "
-        + "(default reports/NAME)"),
-    OptionSpec("time-scale", .single, valueName: "N", help: "virtual seconds per second (25)"),
-    OptionSpec(
-      "from-ooni", .single, valueName: "FILE", help: "convert an OONI measurement and run it"),
-    OptionSpec(
-      "profile", .single, valueName: "P",
-      help: "--from-ooni: the app (bitchat, hardened, onion-browser)"),
-    OptionSpec("force", .flag, help: "--from-ooni: run a measurement that is not censorship"),
-    OptionSpec(
-      "sut", .single, valueName: "model|bitchat-source",
-      help: "the system under test for a bitchat scenario (default model)"),
-    OptionSpec(
-      "bitchat-src", .single, valueName: "DIR", help: "bitchat checkout for bitchat-source"),
-  ]
+  public let options: [OptionSpec] =
+    [
+      OptionSpec(
+        "report", .single, valueName: "DIR",
+        help: "write the reports and capture here "
+          + "(default reports/NAME)"),
+      OptionSpec("time-scale", .single, valueName: "N", help: "virtual seconds per second (25)"),
+    ] + RunClockOption.skipIdleSpecs + [
+      OptionSpec(
+        "from-ooni", .single, valueName: "FILE", help: "convert an OONI measurement and run it"),
+      OptionSpec(
+        "profile", .single, valueName: "P",
+        help: "--from-ooni: the app (bitchat, hardened, onion-browser)"),
+      OptionSpec("force", .flag, help: "--from-ooni: run a measurement that is not censorship"),
+      OptionSpec(
+        "sut", .single, valueName: "model|bitchat-source",
+        help: "the system under test for a bitchat scenario (default model)"),
+      OptionSpec(
+        "bitchat-src", .single, valueName: "DIR", help: "bitchat checkout for bitchat-source"),
+    ]
 
   public func run(_ arguments: ParsedArguments) async throws -> Int32 {
     let scale = try arguments.integer("time-scale", in: 1...1000) ?? 25
@@ -103,6 +106,7 @@ public struct ReplayCommand: Command {
         executable: LeakAuditCommand.executablePath(), timeScale: Double(scale),
         workDirectory: work, onEvent: { Self.emit(Self.line($0)) }, bitchatSourceDriver: driver)
       runnerOptions.substituteBitchatSource = sut == "bitchat-source"
+      runnerOptions.skipIdle = try RunClockOption.skipIdle(arguments)
       let runner = ScenarioRunner(options: runnerOptions)
       result = ScenarioResult(scenario: scenario, outcome: await runner.run(scenario))
     }

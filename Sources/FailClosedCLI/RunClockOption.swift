@@ -9,6 +9,35 @@ enum RunClockOption {
     help: "the run's time 0 in CLOCK_MONOTONIC nanoseconds; stdin: handed over once set up "
       + "(the scenario runner's)")
 
+  /// `--clock-page PATH`: the run's skipping clock (``SkippingClock``): the page the runner
+  /// made in the run's directory, which every process of the run maps.
+  static let pageSpec = OptionSpec(
+    "clock-page", .single, valueName: "PATH",
+    help: "the run's clock page: a clock that jumps idle time (the scenario runner's)")
+
+  /// `--skip-idle` / `--no-skip-idle` (leak-audit, replay): the mock lane's model on a clock
+  /// that jumps idle time, or a plain scaled clock.
+  static let skipIdleSpecs = [
+    OptionSpec(
+      "skip-idle", .flag,
+      help:
+        "mock lane: the run's clock jumps idle time to the next deadline (default \(skipIdleDefault ? "on" : "off"))"
+    ),
+    OptionSpec("no-skip-idle", .flag, help: "mock lane: a plain scaled clock, no jumps"),
+  ]
+
+  /// Whether the mock lane skips idle time when neither flag is given.
+  static let skipIdleDefault = false
+
+  static func skipIdle(_ arguments: ParsedArguments) throws -> Bool {
+    if arguments.has("skip-idle") && arguments.has("no-skip-idle") {
+      throw UsageError("--skip-idle and --no-skip-idle: give one")
+    }
+    if arguments.has("skip-idle") { return true }
+    if arguments.has("no-skip-idle") { return false }
+    return skipIdleDefault
+  }
+
   /// `--epoch stdin`: the runner hands the epoch over on standard input once the process has
   /// set up (``EpochReceiver``).
   static func isHandedOver(_ arguments: ParsedArguments) -> Bool {

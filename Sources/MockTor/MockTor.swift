@@ -208,8 +208,15 @@ public final class MockTor: @unchecked Sendable {
         try? bindListener()
       }
       _ = connectionCounts
-      // A real-time poll: it watches the plan, whose steps fall on the clock.
-      Self.pollInterval.sleepBlocking(seconds: 0.02)
+      // A real-time poll: it watches the plan, whose steps fall on the clock. On a skipping
+      // clock the plan's next step is a deadline on it, so no jump passes it.
+      if let skipping = configuration.clock as? SkippingClock {
+        let now = planTime
+        let next = bootstrap.events(after: now, through: now + 3600).first?.time ?? now + 3600
+        skipping.sleepBlocking(seconds: next - now, realCap: 0.02)
+      } else {
+        Self.pollInterval.sleepBlocking(seconds: 0.02)
+      }
     }
   }
 

@@ -75,6 +75,16 @@ public enum JSONReport {
       ("duration", .number(s.duration)),
       ("wallSeconds", .number(r.outcome.wallSeconds)),
     ]
+    if let skip = r.outcome.clockSkip {
+      members.append(
+        (
+          "clockSkip",
+          .object([
+            ("jumps", .number(Double(skip.jumps.count))),
+            ("skippedSeconds", .number(skip.skippedSeconds)),
+          ])
+        ))
+    }
     if let weakness = s.weakness { members.append(("weakness", .number(Double(weakness)))) }
     if let gap = s.gap { members.append(("gap", .string(gap))) }
     if let fetched = r.outcome.fetchThroughExit {

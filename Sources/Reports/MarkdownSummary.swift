@@ -11,7 +11,7 @@ public enum MarkdownSummary {
       report.countsSentence + ". Started \(report.startedAt)."
         + (report.networkReadySeconds.map {
           " Real-Tor lane: private network ready in \(TerminalFormat.duration($0))."
-        } ?? ""),
+        } ?? "") + (TerminalFormat.clockSkipSentence(report).map { " \($0)." } ?? ""),
       "",
       "| # | Scenario | Verdict | Leaks | Expectations met | Time |",
       "|---:|---|---|---:|---:|---:|",

@@ -45,7 +45,20 @@ public enum TerminalFormat {
     }
     lines.append("")
     lines.append("\(label(report.verdict)): \(report.countsSentence)")
+    if let skip = clockSkipSentence(report) { lines.append(skip) }
     return lines.joined(separator: "\n")
+  }
+
+  /// How much idle time the runs' skipping clocks jumped, when any ran on one: "Clock: 23
+  /// scenarios on a clock that skips idle time: 1,234.5 virtual s skipped in 456 jumps".
+  public static func clockSkipSentence(_ report: RunReport) -> String? {
+    let skips = report.results.compactMap(\.outcome.clockSkip)
+    guard !skips.isEmpty else { return nil }
+    let seconds = skips.reduce(0) { $0 + $1.skippedSeconds }
+    let jumps = skips.reduce(0) { $0 + $1.jumps.count }
+    return "Clock: \(skips.count) scenario\(skips.count == 1 ? "" : "s") on a clock that skips "
+      + "idle time: \(String(format: "%.1f", seconds)) virtual s skipped in \(jumps) jump"
+      + (jumps == 1 ? "" : "s")
   }
 
   /// "14.7 s": seconds for a terminal line.

@@ -62,6 +62,9 @@ public enum AppDriver {
     /// `--epoch stdin`: the epoch is handed over on standard input once the app has set up
     /// (``EpochReceiver``); `epoch` is then nil until `run` has it.
     public var receivesEpoch = false
+    /// `--clock-page`: the run's skipping clock (``SkippingClock``) instead of a plain scaled
+    /// one; the path of the page the runner made.
+    public var clockPage: String?
     public var stateDirectory: String?
     public var socks = SocketAddress("127.0.0.1:39050")!
     public var directoryURL = GeoRelayDirectory.defaultRemoteURL
@@ -93,8 +96,25 @@ public enum AppDriver {
     if options.receivesEpoch {
       options.epoch = try await BlockingIO.run("app.epoch") { try EpochReceiver.receive() }
     }
-    let clock = ScaledClock(factor: options.timeScale, epoch: options.epoch ?? .now)
+    let clock: any HarnessClock
+    if let path = options.clockPage {
+      clock = try SkippingClock(
+        factor: options.timeScale, epoch: options.epoch ?? .now, page: try ClockPage.open(at: path))
+      if !Self.followsSkippingClock(options) { RunClockHold.begin() }
+    } else {
+      clock = ScaledClock(factor: options.timeScale, epoch: options.epoch ?? .now)
+    }
     try await run(actions: actions, options: options, clock: clock, prepared: prepared, sink: sink)
+  }
+
+  /// Whether every wait of this configuration is on the clock or held while it waits (the
+  /// arti backend over the mock with bitchat's or the hardened rules: the scheduler, the port
+  /// watcher, the SOCKS probe's connect, each fetch and each relay until its first pong). The
+  /// others (the control-port backends' poll loop, Foundation's session in naive-port) wait
+  /// in real time where the clock cannot see it: they hold the clock for the whole run, so it
+  /// never jumps and runs as a plain scaled clock.
+  static func followsSkippingClock(_ options: Options) -> Bool {
+    options.backend == .arti && (options.profile == .bitchat || options.profile == .hardened)
   }
 
   /// The same on any clock (a ``ManualClock`` in tests). With an epoch the app's time 0 is the
@@ -230,7 +250,7 @@ public enum AppDriver {
       backend = arti
       probe = arti
     case .arti:
-      backend = ExternalArtiBackend(socks: options.socks, scheduler: scheduler)
+      backend = ExternalArtiBackend(socks: options.socks, scheduler: scheduler, clock: clock)
       probe = SocketSocksProbe(log: log, timeScale: options.timeScale)
     case .mock:
       let socks = options.socks

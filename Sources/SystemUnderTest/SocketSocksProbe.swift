@@ -50,10 +50,11 @@ import Foundation
   private var running = false
   public let supportsOnionServices = false
 
-  public init(socks: SocketAddress, scheduler: any AppScheduler) {
+  /// `clock`: the run's; on a skipping clock the watcher's polls are deadlines on it.
+  public init(socks: SocketAddress, scheduler: any AppScheduler, clock: (any HarnessClock)? = nil) {
     self.socks = socks
     self.scheduler = scheduler
-    watcher = PortWatcher(address: socks)
+    watcher = PortWatcher(address: socks, clock: clock as? SkippingClock)
   }
 
   public func start(dataDirectory: String, socksPort: UInt16) -> Int32 {
@@ -79,15 +80,22 @@ import Foundation
   }
 }
 
-/// Polls a TCP port every 100 ms (real time: it watches a state) on its own thread.
+/// Polls a TCP port every 100 ms (real time: it watches a state) on its own thread. On a
+/// skipping clock the 100 ms are the clock's (100 ms times its scale, the same real time while
+/// it does not jump): a jump never passes the next poll, so the port opening is seen as soon
+/// after it, in the run's time, as without jumps.
 final class PortWatcher: @unchecked Sendable {
   private let address: SocketAddress
+  private let clock: SkippingClock?
   private let lock = NSLock()
   private var open = false
   private var generation = 0
   private var active = false
 
-  init(address: SocketAddress) { self.address = address }
+  init(address: SocketAddress, clock: SkippingClock? = nil) {
+    self.address = address
+    self.clock = clock
+  }
 
   var isOpen: Bool { lock.withLock { open } }
 
@@ -106,7 +114,11 @@ final class PortWatcher: @unchecked Sendable {
             return true
           } ?? false
         lock.withLock { open = reachable }
-        SystemClock().sleepBlocking(seconds: 0.1)
+        if let clock {
+          clock.sleepBlocking(seconds: 0.1 * clock.factor)
+        } else {
+          SystemClock().sleepBlocking(seconds: 0.1)
+        }
       }
     }
   }

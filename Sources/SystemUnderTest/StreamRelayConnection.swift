@@ -64,6 +64,10 @@ import TLS
       if expiry.expire() { box.closeAll() }
     }
     BlockingIO.detach("failclosed.relay") {
+      // Until the first pong the request timeout (real, the kernel's and asyncAfter's) runs:
+      // no jump of a skipping clock meanwhile.
+      let hold = RelayOpenHold()
+      defer { hold.release() }
       defer { channel.finish() }
       func failure(_ error: Error) -> NetworkFailure {
         if expiry.expired { return .timedOut }
@@ -113,6 +117,7 @@ import TLS
               (stream as? TLSConnection)?.setTimeout(nil)
               socket?.setTimeouts(seconds: 0)
               channel.yield(.opened(stream))
+              hold.release()
             case .close:
               channel.yield(.event(.failed(.connection("closed by \(url)"))))
               return
@@ -221,4 +226,17 @@ final class RelayOpenExpiry: @unchecked Sendable {
   }
 
   var expired: Bool { lock.withLock { state == 2 } }
+}
+
+/// A relay's hold on the run's skipping clock while it opens (``RunClockHold``), released once.
+final class RelayOpenHold {
+  private var held = true
+
+  init() { RunClockHold.begin() }
+
+  func release() {
+    guard held else { return }
+    held = false
+    RunClockHold.end()
+  }
 }

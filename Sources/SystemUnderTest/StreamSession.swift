@@ -70,6 +70,8 @@ import TLS
     let tls = self.tls
     let seconds = realSeconds(timeout)
     BlockingIO.detach("failclosed.fetch") {
+      // Its timeouts are real (the kernel's): no jump of a skipping clock meanwhile.
+      RunClockHold.begin()
       let result: Result<FetchedResponse, NetworkFailure>
       do {
         let stream = try HTTPStream.open(
@@ -83,6 +85,7 @@ import TLS
         result = .failure(.connection("\(error)"))
       }
       Task { @AppActor in task.complete(result) }
+      RunClockHold.end()
     }
     return task
   }

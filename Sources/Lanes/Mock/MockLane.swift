@@ -77,7 +77,7 @@ public struct MockLane: Lane {
 }
 
 /// One scenario on the mock lane.
-class MockLaneRun: EpochHandOverLaneRun {
+class MockLaneRun: SkippingClockLaneRun {
   let scenario: Scenario
   let plan: TorPlan
   let lane: MockLane
@@ -90,6 +90,8 @@ class MockLaneRun: EpochHandOverLaneRun {
   var sharesRunClock: Bool { true }
   var deadline: Double { scenario.duration / timeScale + 20 }
   private var mock: DeviceCommand?
+  /// The run's skipping clock page, when the pipeline skips idle time.
+  var clockPage: String?
 
   init(_ scenario: Scenario, lane: MockLane) throws {
     guard let plan = scenario.tor.mock else {
@@ -152,7 +154,8 @@ class MockLaneRun: EpochHandOverLaneRun {
       ScenarioCommandLines.mockTor(
         plan, executable: lane.executable, timeScale: timeScale,
         guards: AddressPlan.guards.map(\.description),
-        eventLog: workDirectory + "/mock.jsonl") + ["--epoch", EpochReceiver.optionValue],
+        eventLog: workDirectory + "/mock.jsonl") + ["--epoch", EpochReceiver.optionValue]
+        + (clockPage.map { ["--clock-page", $0] } ?? []),
       in: sandbox, output: log, input: input)
   }
 

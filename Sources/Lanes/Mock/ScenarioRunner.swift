@@ -29,6 +29,9 @@ public struct ScenarioRunner: Sendable {
     /// scenarios (apple transport) and the naive-port canary (linux-foundation transport).
     public var bitchatSourceDriver: String?
     public var substituteBitchatSource = false
+    /// The mock lane's model on a clock that jumps idle time (``SkippingClock``); false: a
+    /// plain scaled clock (`--no-skip-idle`).
+    public var skipIdle = false
 
     public init(
       executable: String, timeScale: Double = 25, grace: Double = 0.05,
@@ -59,7 +62,8 @@ public struct ScenarioRunner: Sendable {
     }
     return await LanePipeline.run(
       scenario, on: lane,
-      options: LanePipeline.Options(grace: options.grace, onEvent: options.onEvent))
+      options: LanePipeline.Options(
+        grace: options.grace, skipIdle: options.skipIdle, onEvent: options.onEvent))
   }
 
   /// The lane `scenario` runs on: bitchat's own code when the driver is asked for, the mock

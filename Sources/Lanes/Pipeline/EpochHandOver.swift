@@ -77,6 +77,9 @@ final class EpochHandOver {
     }
   }
 
+  /// Whether every participant has said `started` (its last set-up step is done).
+  var allStarted: Bool { participants.allSatisfy { $0.started != nil } }
+
   /// Each participant that said `started` past the epoch, and by how much (real seconds).
   var lateStarts: [(name: String, seconds: Double)] {
     participants.compactMap { participant in

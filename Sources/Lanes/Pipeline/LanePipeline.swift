@@ -10,7 +10,8 @@ import SystemUnderTest
 /// scenario's actions, the timed changes (censor, Tor side), a grace period closed by the
 /// capture's end marker, the audit, and the app's events, gathered into a ``ScenarioOutcome``
 /// for the judge. The Tor side, the app and the pipeline's own timeline (censor changes,
-/// crashes, the capture's axis) run on one clock: an epoch the pipeline makes and a scale. On
+/// crashes, the capture's axis) run on one clock: an epoch the pipeline makes and a scale (with
+/// ``Options/skipIdle`` on the mock lane, plus the idle time it jumped: ``IdleSkipper``). On
 /// the mock lane the epoch is fixed once both processes have set up and handed over on their
 /// standard input (``EpochHandOver``); other lanes get it on the command line, a fixed lead
 /// ahead.
@@ -36,14 +37,18 @@ public enum LanePipeline {
     /// it started past time 0 makes the run inconclusive. 0.25 s: at 0.1 s one app of six
     /// side by side at load 38 built its objects 17 ms past time 0 (lead 0.133 s).
     public var handOverLead: Double
+    /// A run's clock that jumps idle time (``SkippingClock``, ``IdleSkipper``) on a lane that
+    /// can take it (the mock lane's model); other lanes keep a plain scaled clock.
+    public var skipIdle: Bool
 
     public init(
       grace: Double = 1, epochLead: Double = 1, handOverLead: Double = 0.25,
-      onEvent: (@Sendable (ScenarioEvent) -> Void)? = nil
+      skipIdle: Bool = false, onEvent: (@Sendable (ScenarioEvent) -> Void)? = nil
     ) {
       self.grace = grace
       self.epochLead = epochLead
       self.handOverLead = handOverLead
+      self.skipIdle = skipIdle
       self.onEvent = onEvent
     }
   }
@@ -102,6 +107,13 @@ public enum LanePipeline {
     var epoch =
       run.sharesRunClock && handOver == nil
       ? MonotonicInstant.now.advanced(bySeconds: options.epochLead) : nil
+    // A skipping clock: a page in the run's directory that the Tor side and the app map.
+    var page: ClockPage?
+    if options.skipIdle, handOver != nil, let skipping = run as? any SkippingClockLaneRun {
+      let created = try ClockPage.create(at: run.workDirectory + "/clock.page")
+      skipping.clockPage = created.path
+      page = created
+    }
     if let handing, let handOver {
       try handing.startTorSide(handOver: handOver)
     } else {
@@ -109,6 +121,7 @@ public enum LanePipeline {
     }
     var appCommand = run.appCommand(actionsFile: actionsFile, stateDirectory: state, epoch: epoch)
     if handOver != nil { appCommand += ["--epoch", EpochReceiver.optionValue] }
+    if let page { appCommand += ["--clock-page", page.path] }
     let app = try DeviceCommand(
       appCommand, in: sandbox, output: appOutput,
       input: try handOver?.add("the app", output: appOutput))
@@ -118,6 +131,11 @@ public enum LanePipeline {
     }
     let clock = ScaledClock(factor: run.timeScale, epoch: epoch ?? .now)
     let runStart = clock.epochUnixTime
+    let skipper = try page.map {
+      IdleSkipper(
+        page: $0, factor: run.timeScale, epoch: clock.epoch,
+        harnessNamespaces: [try sandbox.world.inode(), try sandbox.censor.inode()])
+    }
 
     // Timed changes on the Tor side and in the censor, in virtual time order.
     var changes = run.torSideChanges()
@@ -129,9 +147,9 @@ public enum LanePipeline {
     let stream = options.onEvent.map { EventStream(path: appOutput, onEvent: $0) }
     // The app ends itself after the scenario's duration; the lane's deadline gives slack.
     var appStatus: Int32?
-    while appStatus == nil && clock.realSeconds(clock.now) < run.deadline {
-      let virtualNow = clock.now
-      let elapsed = clock.realSeconds(virtualNow)
+    while appStatus == nil && MonotonicInstant.now.seconds(since: clock.epoch) < run.deadline {
+      let virtualNow = skipper?.now ?? clock.now
+      let elapsed = MonotonicInstant.now.seconds(since: clock.epoch)
       while let next = changes.first, next.time <= virtualNow {
         changes.removeFirst()
         try next.apply()
@@ -145,7 +163,16 @@ public enum LanePipeline {
       run.poll(elapsed: elapsed, appOutput: appOutput)
       handOver?.collect()
       appStatus = Spawner.poll(app.pid)
-      if appStatus == nil { wallClock.sleepBlocking(seconds: 0.01) }
+      guard appStatus == nil else { break }
+      // No jump before the run's time 0, nor before both processes have finished setting up:
+      // the lead before time 0 is their set-up margin, not idle time.
+      if let skipper, virtualNow >= 0, handOver?.allStarted ?? false {
+        // After a jump the loop turns at once: a change due at the new time applies first.
+        if case .jump = skipper.tryJump(pipelineNext: changes.first?.time) { continue }
+        wallClock.sleepBlocking(seconds: skipper.pollGap)
+      } else {
+        wallClock.sleepBlocking(seconds: 0.01)
+      }
     }
     var runError: String?
     if appStatus == nil {
@@ -187,6 +214,7 @@ public enum LanePipeline {
     }
     var outcome = ScenarioOutcome(
       appEvents: events, audit: report, runStart: runStart, timeScale: run.timeScale,
+      clockSkip: skipper.map { ClockSkip(jumps: $0.jumps) },
       pcapPath: run.keptPcapPath, runError: runError, wallSeconds: 0)
     run.complete(&outcome)
     outcome.wallSeconds = wallClock.now

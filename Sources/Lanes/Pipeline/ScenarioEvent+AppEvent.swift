@@ -99,14 +99,16 @@ extension ScenarioOutcome {
   /// scenario's virtual clock read 0 (for the capture's timestamps).
   public init(
     appEvents: [SystemUnderTest.AppEvent], audit: AuditReport, runStart: Double,
-    timeScale: Double, pcapPath: String? = nil, runError: String? = nil, wallSeconds: Double
+    timeScale: Double, clockSkip: ClockSkip? = nil, pcapPath: String? = nil,
+    runError: String? = nil, wallSeconds: Double
   ) {
     self.init(
       events: appEvents.map(ScenarioEvent.init),
       bootstrap: BootstrapSample.timeline(from: appEvents),
       torTimeline: TorTimelineEntry.timeline(from: appEvents),
-      audit: CaptureAudit(audit, runStart: runStart, timeScale: timeScale),
+      audit: CaptureAudit(audit, runStart: runStart, timeScale: timeScale, skip: clockSkip),
       capture: CaptureStats(audit, pcapPath: pcapPath), runError: runError,
       wallSeconds: wallSeconds)
+    self.clockSkip = clockSkip
   }
 }

@@ -23,6 +23,8 @@ public struct ScenarioOutcome: Sendable, Equatable {
   /// Real-Tor lane, a replayed measurement: each node probed from the device before the app
   /// started, as OONI's `tor` test probes its targets; nil when not probed.
   public var reachability: [ReachabilityResult]? = nil
+  /// Mock lane with a skipping clock: the idle time it jumped; nil on a plain clock.
+  public var clockSkip: ClockSkip? = nil
 
   public init(
     events: [ScenarioEvent] = [], bootstrap: [BootstrapSample] = [],
