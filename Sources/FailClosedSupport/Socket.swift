@@ -23,11 +23,18 @@ public final class Socket: @unchecked Sendable {
   /// `freeBind` (IP_FREEBIND, which IPv6 sockets honour too) lets a service bind an address the
   /// kernel has not finished adding (an IPv6 address stays tentative until a work item runs,
   /// which a loaded machine delays), so start-up never races the address.
+  /// `reusePort` (SO_REUSEPORT): several sockets of this user listen on one port, each with
+  /// its own accept queue, and the kernel spreads new connections over them by hash.
   public static func listen(
-    on address: SocketAddress, backlog: Int32 = 1024, freeBind: Bool = false
+    on address: SocketAddress, backlog: Int32 = 1024, freeBind: Bool = false,
+    reusePort: Bool = false
   ) throws -> Socket {
     let socket = try tcp(address.family)
     socket.descriptor.reuseAddress(freeBind: freeBind)
+    if reusePort {
+      var one: Int32 = 1
+      setsockopt(socket.fd, SOL_SOCKET, SO_REUSEPORT, &one, socklen_t(MemoryLayout<Int32>.size))
+    }
     let bound = address.withSockAddr { Glibc.bind(socket.fd, $0, $1) }
     guard bound == 0 else { throw SystemError("bind(\(address))") }
     guard Glibc.listen(socket.fd, backlog) == 0 else { throw SystemError("listen(\(address))") }
@@ -87,6 +94,35 @@ public final class Socket: @unchecked Sendable {
     _ = fcntl(client, F_SETFD, FD_CLOEXEC)
     return (Socket(adopting: client), SocketAddress(storage: storage))
   }
+
+  /// Accepts from a non-blocking listening socket, the new socket non-blocking and
+  /// close-on-exec in the same call (accept4: one system call where ``accept()`` and making it
+  /// non-blocking take four). Nil when no connection is waiting.
+  public func acceptNonBlocking() throws -> (Socket, SocketAddress?)? {
+    var storage = sockaddr_storage()
+    while true {
+      var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+      let client = withUnsafeMutablePointer(to: &storage) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+          Self.accept4(
+            fd, $0, &length, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
+        }
+      }
+      if client >= 0 { return (Socket(adopting: client), SocketAddress(storage: storage)) }
+      // A connection reset while it waited: the next one may be fine.
+      if errno == EINTR || errno == ECONNABORTED { continue }
+      if errno == EAGAIN || errno == EWOULDBLOCK { return nil }
+      throw SystemError("accept4")
+    }
+  }
+
+  /// Glibc's Swift overlay does not import accept4(2): looked up by name, as EventPoll's calls.
+  private typealias Accept4 =
+    @convention(c) (
+      Int32, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<socklen_t>?, Int32
+    ) -> Int32
+  private static let accept4: Accept4 = unsafeBitCast(
+    dlsym(UnsafeMutableRawPointer(bitPattern: 0), "accept4")!, to: Accept4.self)
 
   public var localAddress: SocketAddress? {
     var storage = sockaddr_storage()

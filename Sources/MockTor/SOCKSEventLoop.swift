@@ -166,7 +166,7 @@ final class SOCKSEventLoop: @unchecked Sendable {
         return
       }
       handshake.readable = true
-      service(id, handshake)
+      service(id, handshake, scratch)
     case .stream(let stream):
       if let outcome = stream.handle(
         events, upstreamSide: token & 1 == 1, scratch: scratch, now: context.planTime)
@@ -179,13 +179,13 @@ final class SOCKSEventLoop: @unchecked Sendable {
   }
 
   /// Accepts a few connections at a time: the kernel wakes an idle loop for the next ones, so a
-  /// burst of clients spreads over the loops instead of landing on the first one awake.
+  /// burst of clients spreads over the loops instead of landing on the first one awake. Each
+  /// one non-blocking in the accept itself (accept4: one call where accept and fcntl took four).
   private func acceptSome() {
     let now = clock.now
     for _ in 0..<Self.acceptBatch {
       do {
-        let (client, peer) = try socket.accept()
-        try? client.setNonBlocking(true)
+        guard let (client, peer) = try socket.acceptNonBlocking() else { return }
         if handshakeCount >= maxPending { dropOldestHandshake() }
         let id = nextID
         nextID += 1
@@ -244,13 +244,14 @@ final class SOCKSEventLoop: @unchecked Sendable {
     handshakeCount -= 1
   }
 
-  /// Reads what is available and advances the handshake.
-  private func service(_ id: UInt64, _ connection: Handshake) {
-    var chunk = [UInt8](repeating: 0, count: 4096)
+  /// Reads what is available (into the loop's buffer, at most a handshake's worth at a time)
+  /// and advances the handshake.
+  private func service(
+    _ id: UInt64, _ connection: Handshake, _ scratch: UnsafeMutableRawBufferPointer
+  ) {
+    let chunk = UnsafeMutableRawBufferPointer(rebasing: scratch[..<4096])
     while connection.readable {
-      let count = chunk.withUnsafeMutableBytes {
-        Glibc.read(connection.fd, $0.baseAddress, $0.count)
-      }
+      let count = Glibc.read(connection.fd, chunk.baseAddress, chunk.count)
       if count < 0 && errno == EINTR { continue }
       if count < 0 && errno == EAGAIN {
         connection.readable = false
@@ -261,7 +262,7 @@ final class SOCKSEventLoop: @unchecked Sendable {
         return
       }
       if count < chunk.count && !connection.closing { connection.readable = false }
-      connection.buffer += chunk.prefix(count)
+      connection.buffer += UnsafeRawBufferPointer(rebasing: chunk[..<count])
       // Every SOCKS message is bounded; more than this without a decision is garbage.
       if connection.buffer.count > 8192 { break }
     }
