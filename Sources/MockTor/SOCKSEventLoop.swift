@@ -366,6 +366,14 @@ final class SOCKSEventLoop: @unchecked Sendable {
     if handshakeCount == 0 {
       handshakeOrder.removeAll(keepingCapacity: true)
       handshakeOrderStart = 0
+    } else if handshakeOrder.count - handshakeOrderStart > 2 * handshakeCount + 1024 {
+      // Under constant load some handshake is always pending, so the order list never
+      // emptied and grew by one entry per connection: keep only the live ones, in order.
+      handshakeOrder = handshakeOrder[handshakeOrderStart...].filter { id in
+        if case .handshake = connections[id] { return true }
+        return false
+      }
+      handshakeOrderStart = 0
     }
   }
 
