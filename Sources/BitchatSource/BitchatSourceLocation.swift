@@ -1,3 +1,4 @@
+import FailClosedSupport
 import Foundation
 
 /// Where the lane's inputs are: the project's root (for BitchatShims/ and the modules the
@@ -25,16 +26,7 @@ public enum BitchatSourceLocation {
 
   /// $FAILCLOSED_CACHE, else $XDG_CACHE_HOME/failclosed, else ~/.cache/failclosed; then
   /// /bitchat-source.
-  public static var cacheRoot: String {
-    let environment = ProcessInfo.processInfo.environment
-    if let explicit = environment["FAILCLOSED_CACHE"], !explicit.isEmpty {
-      return explicit + "/bitchat-source"
-    }
-    let base =
-      environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-      ?? NSHomeDirectory() + "/.cache"
-    return base + "/failclosed/bitchat-source"
-  }
+  public static var cacheRoot: String { UserCacheDirectory.root() + "/bitchat-source" }
 
   /// Finds the tree, generates and builds the package (or reuses it); the driver's path.
   public static func prepare(

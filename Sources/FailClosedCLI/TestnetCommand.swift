@@ -18,7 +18,9 @@ public struct TestnetCommand: Command {
             needs (Running, Valid; Guard; Exit on the exit) and the bridge line
             exists, then leaves them running and prints the allowlist, the bridge line and a
             client torrc. DIR defaults to /run/failclosed/testnet-UID/net (one network per user); its
-            state goes beside it, to DIR.state.json.
+            state goes beside it, to DIR.state.json. The authorities' keys are kept for the
+            next run under $FAILCLOSED_CACHE (else $XDG_CACHE_HOME/failclosed, else
+            ~/.cache/failclosed)/testnet-authority-keys, and made again when expired or corrupt.
     status  says which tor processes of the network in DIR are alive.
     down    stops every tor of the network in DIR (and the obfs4proxy each started) by PID,
             returns when all have exited, and removes DIR. A recorded PID that is no longer
@@ -79,6 +81,11 @@ public struct TestnetCommand: Command {
       print(
         "testnet: ready in \(String(format: "%.1f", ready)) s, consensus lists "
           + consensus.routers.map(\.nickname).joined(separator: ", "))
+      print(
+        "authority keys: "
+          + (network.reusedKeys.isEmpty
+            ? "made" : "from the cache for \(network.reusedKeys.joined(separator: ", "))")
+          + (network.keyCache.map { " (\($0.directory))" } ?? ""))
       print("allowlist: " + state.allowlist.joined(separator: " "))
       if let bridge = state.bridgeLine { print("bridge: \(bridge)") }
       print("client torrc: \(clientTorrc)  (tor -f \(clientTorrc))")

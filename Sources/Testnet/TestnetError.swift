@@ -5,6 +5,7 @@ public enum TestnetError: Error, Equatable, CustomStringConvertible, Sendable {
   case notReady(waited: Double, detail: String)
   case processExited(node: String, status: Int32, log: String)
   case missingFile(String)
+  case unreadableCache(path: String, reason: String)
 
   public var description: String {
     switch self {
@@ -19,6 +20,10 @@ public enum TestnetError: Error, Equatable, CustomStringConvertible, Sendable {
       return "tor '\(node)' exited with status \(status); last log lines:\n\(log)"
     case .missingFile(let path):
       return "expected file is missing: \(path)"
+    case .unreadableCache(let path, let reason):
+      return
+        "the authority key cache file \(path) cannot be read (\(reason)): remove it, or set "
+        + "FAILCLOSED_CACHE to another directory"
     }
   }
 }

@@ -9,6 +9,10 @@ public final class TorNetwork: @unchecked Sendable {
   public let plan: TestnetPlan
   public let directory: String
   public let prefix: [String]
+  /// Where the authorities' keys are kept between runs (nil: made every time).
+  public let keyCache: AuthorityKeyCache?
+  /// The authorities whose keys ``prepare()`` took from the cache.
+  public private(set) var reusedKeys: [String] = []
   private let lock = NSLock()
   private var processes: [TorProcess] = []
   public private(set) var identities: [TorrcBuilder.AuthorityIdentity] = []
@@ -26,26 +30,33 @@ public final class TorNetwork: @unchecked Sendable {
   /// - Parameters:
   ///   - directory: a fresh directory that will hold every node's DataDirectory.
   ///   - prefix: how to launch a process where the nodes live, e.g. `["ip", "netns", "exec", ns]`.
-  public init(plan: TestnetPlan, directory: String, prefix: [String] = []) {
+  ///   - keyCache: where the authorities' keys are kept between runs (nil: made every time).
+  public init(
+    plan: TestnetPlan, directory: String, prefix: [String] = [],
+    keyCache: AuthorityKeyCache? = .user
+  ) {
     self.plan = plan
     self.directory = directory
     self.prefix = prefix
+    self.keyCache = keyCache
   }
 
   public var builder: TorrcBuilder { TorrcBuilder(authorities: identities) }
 
   func dataDirectory(_ node: TestnetNode) -> String { "\(directory)/\(node.name)" }
 
-  /// Generates the authorities' keys and writes every torrc: tor-gencert for each v3 identity,
-  /// and each relay identity key (RSA-1024, the fingerprint the DirAuthority lines name) made
-  /// with `openssl genrsa` where tor looks for it, its fingerprint the SHA-1 of the public key's
-  /// DER form, as tor computes it. That replaced `tor --list-fingerprint`, a whole tor start
-  /// (0.3-0.6 s of CPU) per authority, for 20 ms. Only the authorities' keys are made here,
-  /// every torrc needs them; the tools run side by side (each spends a fraction of a second
-  /// of CPU but seconds of wall time on a loaded machine; one after another they were most of
-  /// the network's start, 31 s of 42 at load 20). The other nodes make their own keys when they
-  /// start, while the authorities start: the first voting round is placed after that
-  /// (``FirstVotingRound``).
+  /// Generates the authorities' keys, or takes them from ``keyCache``, and writes every torrc:
+  /// tor-gencert for each v3 identity, and each relay identity key (RSA-1024, the fingerprint
+  /// the DirAuthority lines name) made with `openssl genrsa` where tor looks for it, its
+  /// fingerprint the SHA-1 of the public key's DER form, as tor computes it. That replaced
+  /// `tor --list-fingerprint`, a whole tor start (0.3-0.6 s of CPU) per authority, for 20 ms.
+  /// Only the authorities' keys are made here, every torrc needs them; the authorities run
+  /// side by side (tor-gencert spends a fraction of a second of CPU but seconds of wall time on
+  /// a loaded machine; one after another they were most of the network's start, 31 s of 42 at
+  /// load 20), and keys made are stored in the cache for the next run (a cached authority
+  /// takes 30-60 ms: its checks). The other nodes make their own keys when they start, while
+  /// the authorities start: the first voting round is placed after that
+  /// (``FirstVotingRound``). Throws when a cached file exists but cannot be read.
   public func prepare() throws {
     let files = FileManager.default
     try files.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -56,32 +67,60 @@ public final class TorNetwork: @unchecked Sendable {
     }
     let authorities = plan.authorities
     let results = KeyResults(count: authorities.count)
-    // A thread per tool, not concurrentPerform: that runs only as many at once as there are
-    // cores, and these wait on their tools.
+    let cache = keyCache
+    // A thread per authority, not concurrentPerform: that runs only as many at once as there
+    // are cores, and these wait on their tools.
     let group = DispatchGroup()
     for (index, node) in authorities.enumerated() {
       let data = dataDirectory(node)
       group.enter()
-      BlockingIO.detach("testnet.gencert.\(node.name)") {
-        results.setCertificate(index, Result(catching: { try Self.makeCertificate(node, data) }))
-        group.leave()
-      }
-      group.enter()
-      BlockingIO.detach("testnet.identity.\(node.name)") {
-        results.setFingerprint(index, Result(catching: { try Self.makeIdentityKey(data) }))
+      BlockingIO.detach("testnet.keys.\(node.name)") {
+        results.set(index, Result(catching: { try Self.authorityKeys(node, data, cache: cache) }))
         group.leave()
       }
     }
     group.wait()
     var identities: [TorrcBuilder.AuthorityIdentity] = []
+    var reused: [String] = []
     for (index, node) in authorities.enumerated() {
+      let keys = try results.get(index).get()
       identities.append(
         TorrcBuilder.AuthorityIdentity(
-          node: node, v3Identity: try results.certificate(index).get(),
-          fingerprint: try results.fingerprint(index).get()))
+          node: node, v3Identity: keys.v3Identity, fingerprint: keys.fingerprint))
+      if keys.reused { reused.append(node.name) }
     }
     self.identities = identities
+    reusedKeys = reused
     try writeTorrcs(firstRound: nil)
+  }
+
+  /// One authority's keys in `data/keys`: the cache's when it has a usable entry, else made
+  /// (certificate and relay identity key side by side) and stored in it.
+  private static func authorityKeys(
+    _ node: TestnetNode, _ data: String, cache: AuthorityKeyCache?
+  ) throws -> AuthorityKeys {
+    if let cache,
+      case .reused(let v3Identity, let fingerprint) = try cache.restore(
+        node, into: data + "/keys")
+    {
+      return AuthorityKeys(v3Identity: v3Identity, fingerprint: fingerprint, reused: true)
+    }
+    let fingerprint = MadeLater<String>()
+    let identity = DispatchGroup()
+    identity.enter()
+    BlockingIO.detach("testnet.identity.\(node.name)") {
+      let made = Result(catching: { try Self.makeIdentityKey(data) })
+      fingerprint.set(made)
+      identity.leave()
+    }
+    let v3Identity = Result(catching: { try Self.makeCertificate(node, data) })
+    identity.wait()
+    let keys = AuthorityKeys(
+      v3Identity: try v3Identity.get(), fingerprint: try fingerprint.get().get(),
+      reused: false)
+    // A cache that cannot be written costs the next run the keys again, nothing more.
+    try? cache?.store(node, from: data + "/keys")
+    return keys
   }
 
   private func writeTorrcs(firstRound: FirstVotingRound?) throws {
@@ -95,27 +134,14 @@ public final class TorNetwork: @unchecked Sendable {
 
   /// A relay identity key where tor loads it (`keys/secret_id_key`, PKCS#1 PEM, exponent
   /// 65537) and its fingerprint: the SHA-1 of the DER RSAPublicKey, upper-case hex.
-  private static func makeIdentityKey(_ data: String) throws -> String {
+  static func makeIdentityKey(_ data: String) throws -> String {
     let key = data + "/keys/secret_id_key"
-    let publicKey = data + "/identity-public.der"
-    defer { try? FileManager.default.removeItem(atPath: publicKey) }
     try ToolRunner.run(["openssl", "genrsa", "-traditional", "-out", key, "1024"])
-    try ToolRunner.run([
-      "openssl", "rsa", "-in", key, "-RSAPublicKey_out", "-outform", "DER", "-out", publicKey,
-    ])
-    let digest = try ToolRunner.run(["openssl", "dgst", "-sha1", "-r", publicKey])
-    guard let hex = digest.split(separator: " ").first, hex.count == 40,
-      hex.allSatisfy(\.isHexDigit)
-    else {
-      throw TestnetError.toolFailed(
-        command: "openssl dgst -sha1 -r \(publicKey)", status: 0,
-        output: "not a SHA-1 digest: \(digest)")
-    }
-    return hex.uppercased()
+    return try RSAKeyDigest.sha1(ofKeyFile: key, scratch: data)
   }
 
   /// An authority's identity certificate (tor-gencert) and the v3 identity it names.
-  private static func makeCertificate(_ node: TestnetNode, _ data: String) throws -> String {
+  static func makeCertificate(_ node: TestnetNode, _ data: String) throws -> String {
     try ToolRunner.run(
       [
         "tor-gencert", "--create-identity-key", "--passphrase-fd", "0", "-m", "12", "-a",
@@ -271,25 +297,30 @@ public final class TorNetwork: @unchecked Sendable {
   deinit { stop() }
 }
 
-/// The per-authority results of ``TorNetwork/prepare()``'s concurrent key work: the v3
-/// identity from tor-gencert and the relay fingerprint of the identity key made with openssl.
-private final class KeyResults: @unchecked Sendable {
-  typealias Made = Result<String, any Error>
+/// One authority's v3 identity (its certificate's fingerprint) and relay fingerprint, and
+/// whether they came from the cache.
+private struct AuthorityKeys: Sendable {
+  let v3Identity: String
+  let fingerprint: String
+  let reused: Bool
+}
+
+/// A result another thread makes: set once, read after the thread is waited for.
+private final class MadeLater<Value>: @unchecked Sendable {
   private let lock = NSLock()
-  private var certificates: [Made?]
-  private var fingerprints: [Made?]
-  init(count: Int) {
-    certificates = Array(repeating: nil, count: count)
-    fingerprints = Array(repeating: nil, count: count)
-  }
-  func setCertificate(_ index: Int, _ result: Made) {
-    lock.withLock { certificates[index] = result }
-  }
-  func setFingerprint(_ index: Int, _ result: Made) {
-    lock.withLock { fingerprints[index] = result }
-  }
-  func certificate(_ index: Int) -> Made { lock.withLock { certificates[index]! } }
-  func fingerprint(_ index: Int) -> Made { lock.withLock { fingerprints[index]! } }
+  private var result: Result<Value, any Error>?
+  func set(_ made: Result<Value, any Error>) { lock.withLock { result = made } }
+  func get() -> Result<Value, any Error> { lock.withLock { result! } }
+}
+
+/// The per-authority results of ``TorNetwork/prepare()``'s concurrent key work.
+private final class KeyResults: @unchecked Sendable {
+  typealias Made = Result<AuthorityKeys, any Error>
+  private let lock = NSLock()
+  private var results: [Made?]
+  init(count: Int) { results = Array(repeating: nil, count: count) }
+  func set(_ index: Int, _ result: Made) { lock.withLock { results[index] = result } }
+  func get(_ index: Int) -> Made { lock.withLock { results[index]! } }
 }
 
 /// When the consensus file last changed, to parse it only then.

@@ -29,8 +29,11 @@ public struct RealTorLane: Lane {
   }
 }
 
-/// One scenario on the real-Tor lane.
-class RealTorLaneRun: LaneRun {
+/// One scenario on the real-Tor lane. The app alone takes part in the epoch hand-over
+/// (``EpochHandOver``): it starts Debian's tor itself, so it is the whole Tor side; the run's
+/// time 0 follows once it has said ready (at least 0.25 s later) instead of a fixed 1 s lead.
+/// bitchat's own code keeps its own clock and gets none.
+class RealTorLaneRun: EpochHandOverLaneRun {
   let scenario: Scenario
   let plan: RealTorPlan
   let lane: RealTorLane
@@ -100,10 +103,24 @@ class RealTorLaneRun: LaneRun {
   /// The app starts Debian's tor itself: here only its base torrc (the network's
   /// authorities), and tor's log watched from now on.
   func startTorSide(epoch: MonotonicInstant?) throws {
+    try writeTorrcBase()
+    // tor's log on the run's clock (real time, from the run's time 0).
+    watchLogs(epoch: epoch ?? .now)
+  }
+
+  /// The same with the run's time 0 handed over once the app is ready: tor's log is watched
+  /// from the first poll, whose elapsed time gives the epoch.
+  func startTorSide(handOver: EpochHandOver) throws {
+    try writeTorrcBase()
+  }
+
+  private func writeTorrcBase() throws {
     try runner.testnet.network.builder.clientBase.write(
       toFile: workDirectory + "/torrc-base", atomically: true, encoding: .utf8)
-    // tor's log on the run's clock (real time, from the run's time 0).
-    let clock = ScaledClock(factor: 1, epoch: epoch ?? .now)
+  }
+
+  private func watchLogs(epoch: MonotonicInstant) {
+    let clock = ScaledClock(factor: 1, epoch: epoch)
     logs = TorLogWatcher(directory: workDirectory + "/state/tor", clock: clock, origin: 0)
   }
 
@@ -125,6 +142,7 @@ class RealTorLaneRun: LaneRun {
   /// Every quarter second: tor's log read, and the fetch through the exit started once tor
   /// (its log, or the app's controller) reports 100%.
   func poll(elapsed: Double, appOutput: String) {
+    if logs == nil { watchLogs(epoch: MonotonicInstant.now.advanced(bySeconds: -elapsed)) }
     guard elapsed - lastPoll >= 0.25, let logs else { return }
     lastPoll = elapsed
     let logged = logs.poll()
