@@ -159,7 +159,11 @@ if socks:
         added = r["proxiedLatencyMicroseconds"] - r["directLatencyMicroseconds"]
         crowd = (f"{r['manyClients']:,.0f} | {r['manyClientsFailed']} | "
                  if many and r.get("manyClients") is not None else ("| | " if many else ""))
-        out.append(f"| {r['proxy']} | {r['connectionsPerSecond']:,.0f} | {r['failedConnections']} | "
+        # Each figure is the median of the rounds measured; a round that failed is named.
+        tried = r.get("roundsTried", r.get("rounds", 1))
+        name = r["proxy"] + (f" ({r['rounds']} of {tried} rounds measured)"
+                             if r.get("rounds", tried) < tried else "")
+        out.append(f"| {name} | {r['connectionsPerSecond']:,.0f} | {r['failedConnections']} | "
                    f"{crowd}{r['bulkMegabytesPerSecond']:.0f} | {added:.0f} |")
     out.append("")
 
