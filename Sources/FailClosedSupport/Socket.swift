@@ -133,6 +133,20 @@ public final class Socket: @unchecked Sendable {
     return ok == 0 ? SocketAddress(storage: storage) : nil
   }
 
+  /// The local port alone (getsockname), without making an address.
+  public var localPort: UInt16? {
+    var storage = sockaddr_storage()
+    var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+    let ok = withUnsafeMutablePointer(to: &storage) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    guard ok == 0 else { return nil }
+    // sin_port and sin6_port sit at the same offset, in network order.
+    return withUnsafeBytes(of: &storage) {
+      UInt16(bigEndian: $0.load(fromByteOffset: 2, as: UInt16.self))
+    }
+  }
+
   /// Reads up to `max` bytes; an empty array means the peer closed.
   public func read(max: Int = 65536) throws -> [UInt8] { try descriptor.read(max: max) }
 

@@ -8,6 +8,9 @@ import SOCKS
 public struct DestinationMap: Sendable, Equatable {
   private var entries: [String: SocketAddress] = [:]
   private var order: [String] = []
+  /// Some key is an IP literal: only then is a CONNECT to an IP written out to look it up
+  /// (every request paid for formatting its address when the map held no literal at all).
+  private var hasLiteralKeys = false
 
   public init() {}
 
@@ -38,6 +41,7 @@ public struct DestinationMap: Sendable, Equatable {
     let key = host.lowercased()
     if entries[key] == nil { order.append(key) }
     entries[key] = address
+    if SOCKSAddress.parseIPv4(key) != nil || key.contains(":") { hasLiteralKeys = true }
   }
 
   public var hosts: [String] { order }
@@ -75,7 +79,7 @@ public struct DestinationMap: Sendable, Equatable {
       }
       return nil
     case .ipv4(let bytes), .ipv6(let bytes):
-      if let mapped = entries[address.description] { return withPort(mapped) }
+      if hasLiteralKeys, let mapped = entries[address.description] { return withPort(mapped) }
       if let name = host(forVirtual: bytes), let mapped = entries[name] { return withPort(mapped) }
       let literal = SocketAddress(bytes: bytes, port: port)
       return literal?.isLoopback == true ? literal : nil

@@ -109,7 +109,7 @@ final class LoopStream {
   var closedByMock: StreamOutcome {
     StreamOutcome(
       result: "closed by mock", reply: phase == .relaying ? .succeeded : nil,
-      target: phase == .relaying ? target.description : nil)
+      targetAddress: phase == .relaying ? target : nil)
   }
 
   /// A connect past its deadline, or a relay silent both ways past the idle limit.
@@ -146,7 +146,7 @@ final class LoopStream {
   }
 
   private func ended(_ result: String) -> StreamOutcome {
-    StreamOutcome(result: result, reply: .succeeded, target: target.description)
+    StreamOutcome(result: result, reply: .succeeded, targetAddress: target)
   }
 
   private func finishConnect() -> StreamOutcome? {
@@ -155,11 +155,18 @@ final class LoopStream {
     if getsockopt(upstreamFD, SOL_SOCKET, SO_ERROR, &code, &length) != 0 { code = errno }
     // A connect to a port nobody listens on can pick that very port as its source and connect
     // to itself (see Socket.connect): refused, as no listener answered.
-    if code == 0, upstream.localAddress == target { code = ECONNREFUSED }
+    // The port first: it needs no address made, and differs on every other connect.
+    if code == 0, upstream.localPort == target.port, upstream.localAddress == target {
+      code = ECONNREFUSED
+    }
     if code != 0 { return connectFailed(code) }
     phase = .relaying
-    toClient.append(request.reply(.succeeded))
-    switch toClient.flush(clientFD) {
+    // Sent from the reply's own bytes; only what the client does not take is kept.
+    let reply = request.reply(.succeeded)
+    let sent = reply.withUnsafeBytes { bytes in
+      toClient.send(clientFD, UnsafeMutableRawPointer(mutating: bytes.baseAddress!), bytes.count)
+    }
+    switch sent {
     case .failed: return StreamOutcome(result: "client gone before reply", reply: .succeeded)
     case .blocked: clientState.writable = false
     case .done: break

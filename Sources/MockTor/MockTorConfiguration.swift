@@ -1,4 +1,5 @@
 import FailClosedSupport
+import Foundation
 import TorControl
 
 /// Everything a ``MockTor`` needs to know before it starts.
@@ -35,11 +36,14 @@ public struct MockTorConfiguration: Sendable {
   /// Connections held at once (handshaking and streaming); beyond it, the oldest
   /// handshaking connection is dropped (each SOCKS loop holds its share).
   public var maxConnections = 20_000
-  /// Event-loop threads serving the SOCKS port (handshakes and streams without toxics). A few,
-  /// not one: a loop preempted mid-batch stalls every stream it holds, and on a loaded machine
-  /// each thread gets its own turns on the CPU (tools/bench on 2 cores, 1,000 clients: 8 loops
-  /// a median 0.96x microsocks' connections/s in nine runs, 4 loops 0.75x in six, 2 fewer).
-  public var socksLoopThreads = 8
+  /// Event-loop threads serving the SOCKS port (handshakes and streams without toxics): one
+  /// per core, at least two. Eight loops on two cores slept and woke more than they served:
+  /// 4.4 context switches per connection against 2.7 with two loops, and in interleaved
+  /// rounds two loops served 1.3x microsocks's connections/s at 16 clients and 1.4x at 1,000
+  /// where eight served 1.2-1.3x and 1.2x (docs/performance.md). The earlier reason for more
+  /// loops, that each thread wins its own turns on a loaded machine, does not hold: every
+  /// process is one scheduling group here (sched_autogroup).
+  public var socksLoopThreads = max(2, ProcessInfo.processInfo.activeProcessorCount)
 
   public static let defaultSOCKSAddress = SocketAddress("127.0.0.1:39050")!
 

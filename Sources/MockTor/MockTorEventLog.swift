@@ -8,7 +8,7 @@ public final class MockTorEventLog: @unchecked Sendable {
   private let lock = NSLock()
   /// A ring of the newest records: appending past the limit overwrites the oldest in O(1)
   /// (removing from the front of an array cost 50,000 moves per record under a flood).
-  private var ring: [[String: EventLogValue]] = []
+  private var ring: [Entry] = []
   private var ringStart = 0
   private let path: String?
   private var file: FileHandle?
@@ -45,22 +45,64 @@ public final class MockTorEventLog: @unchecked Sendable {
 
   deinit { try? file?.close() }
 
-  /// Appends a record; `time` and `event` are added to `fields`.
-  public func record(_ event: String, time: Double, _ fields: [String: EventLogValue] = [:]) {
+  /// A record as kept: its fields, or what makes them when somebody reads it.
+  private enum Entry {
+    case fields([String: EventLogValue])
+    case deferred(event: String, time: Double, make: @Sendable () -> [String: EventLogValue])
+
+    var fields: [String: EventLogValue] {
+      switch self {
+      case .fields(let fields): return fields
+      case .deferred(let event, let time, let make):
+        return MockTorEventLog.stamp(make(), event, time)
+      }
+    }
+  }
+
+  private static func stamp(_ fields: [String: EventLogValue], _ event: String, _ time: Double)
+    -> [String: EventLogValue]
+  {
     var record = fields
     record["event"] = .string(event)
     record["time"] = .double((time * 1000).rounded() / 1000)
+    return record
+  }
+
+  /// Appends a record; `time` and `event` are added to `fields`.
+  public func record(_ event: String, time: Double, _ fields: [String: EventLogValue] = [:]) {
+    append(.fields(Self.stamp(fields, event, time)))
+  }
+
+  /// Appends a record whose fields are made only when a file needs its line or somebody reads
+  /// the log: the SOCKS loops log every stream, and building its dictionary of strings (the
+  /// request, the peer, the outcome) cost them more than a tenth of a connection's CPU when
+  /// nobody ever read most of them.
+  public func record(
+    _ event: String, time: Double, deferred make: @escaping @Sendable () -> [String: EventLogValue]
+  ) {
+    append(
+      path == nil
+        ? .deferred(event: event, time: time, make: make) : .fields(Self.stamp(make(), event, time))
+    )
+  }
+
+  private func append(_ entry: Entry) {
     // Only a file needs the line; encoding is the costly part of a record, paid on the
     // listener's event loop for every stream.
-    let line = path == nil ? nil : (try? encoder.encode(record)).map { $0 + Data("\n".utf8) }
+    var line: Data?
+    var time: EventLogValue?
+    if path != nil, case .fields(let record) = entry {
+      line = (try? encoder.encode(record)).map { $0 + Data("\n".utf8) }
+      time = record["time"]
+    }
     lock.withLock {
       if ring.count < memoryLimit {
-        ring.append(record)
+        ring.append(entry)
       } else {
-        ring[ringStart] = record
+        ring[ringStart] = entry
         ringStart = (ringStart + 1) % memoryLimit
       }
-      if let line { write(line, time: record["time"]) }
+      if let line { write(line, time: time) }
     }
   }
 
@@ -96,9 +138,19 @@ public final class MockTorEventLog: @unchecked Sendable {
     record(event, time: time, fields.mapValues { EventLogValue.string($0) })
   }
 
-  /// Records kept in memory, oldest first.
+  /// Records kept in memory, oldest first. Deferred records are made here, once: each is
+  /// kept made, so a reader polling the log pays for a record only the first time.
   public var events: [[String: EventLogValue]] {
-    lock.withLock { Array(ring[ringStart...] + ring[..<ringStart]) }
+    lock.withLock {
+      var records: [[String: EventLogValue]] = []
+      records.reserveCapacity(ring.count)
+      for index in Array(ringStart..<ring.count) + Array(0..<ringStart) {
+        let fields = ring[index].fields
+        if case .deferred = ring[index] { ring[index] = .fields(fields) }
+        records.append(fields)
+      }
+      return records
+    }
   }
 
   /// Records of one kind.

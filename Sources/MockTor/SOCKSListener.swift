@@ -3,9 +3,9 @@ import Foundation
 import SOCKS
 
 /// The mock's SOCKS port: one listening socket served by a few event-loop threads
-/// (``SOCKSEventLoop``), each accepting and serving its own connections. More than one loop
-/// lets the port keep its share of the CPU when a thousand client threads are runnable at once
-/// on the same machine, and uses both cores when the clients are few.
+/// (``SOCKSEventLoop``), each accepting and serving its own connections: one per core, so the
+/// port uses every core and each loop finds work waiting rather than sleeping between events
+/// (``MockTorConfiguration/socksLoopThreads``).
 final class SOCKSListener: @unchecked Sendable {
   typealias RequestHandler = @Sendable (Socket, SOCKSRequest, [UInt8], SocketAddress?) -> Void
   typealias RejectHandler = @Sendable (SOCKSError, SocketAddress?) -> Void

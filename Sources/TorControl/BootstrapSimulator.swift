@@ -97,6 +97,17 @@ public struct BootstrapSimulator: Sendable {
     return state
   }
 
+  /// The state at plan time `time`, and the plan time of the next event after it (nil: none
+  /// ever): the state holds until then, so a caller asking often can keep it that long.
+  public func stateAndNextChange(at time: Double) -> (state: BootstrapState, nextChange: Double?) {
+    var next: Double?
+    var state = BootstrapState.initial
+    for event in timeline(through: time, next: &next) {
+      BootstrapSimulator.apply(event, to: &state)
+    }
+    return (state, next)
+  }
+
   /// Events with `start < time <= end`, in order.
   public func events(after start: Double, through end: Double) -> [BootstrapEvent] {
     guard end > start else { return [] }
@@ -129,10 +140,30 @@ public struct BootstrapSimulator: Sendable {
   // MARK: - Timeline
 
   private func timeline(through end: Double) -> [BootstrapEvent] {
-    guard end >= 0 else { return [] }
+    var next: Double?
+    return timeline(through: end, next: &next)
+  }
+
+  /// The events through `end`; `next` gets the time of the first one generated past it (each
+  /// plan generates in time order, so the first refused is the next to come).
+  private func timeline(through end: Double, next: inout Double?) -> [BootstrapEvent] {
+    guard end >= 0 else {
+      next = 0
+      return []
+    }
     var events: [BootstrapEvent] = []
+    var firstPast: Double?
+    defer { next = firstPast }
     func add(_ time: Double, _ kind: BootstrapEvent.Kind) -> Bool {
-      guard time <= end, events.count < BootstrapSimulator.maximumEvents else { return false }
+      if time > end {
+        firstPast = min(firstPast ?? time, time)
+        return false
+      }
+      guard events.count < BootstrapSimulator.maximumEvents else {
+        // Cut short: what comes next is unknown, so nothing may be kept past now.
+        firstPast = min(firstPast ?? time, time)
+        return false
+      }
       events.append(BootstrapEvent(time: time, kind: kind))
       return true
     }

@@ -124,9 +124,30 @@ enum SOCKSLoad {
 
   static let manyClients = 1000
 
-  static func run(proxy: SocketAddress, label: String, quick: Bool) throws -> Result {
+  static func run(proxy: SocketAddress, label: String, quick: Bool, only: String? = nil) throws
+    -> Result
+  {
     let echo = try EchoServer()
     defer { echo.stop() }
+    if let only {
+      // One figure alone, for profiling a proxy on it (perf, strace): the others stay zero.
+      let seconds = quick ? 1.5 : 5
+      var result = Result(
+        proxy: label, connectionsPerSecond: 0, failedConnections: 0, bulkMegabytesPerSecond: 0,
+        directLatencyMicroseconds: 0, proxiedLatencyMicroseconds: 0, manyClients: 0,
+        manyClientsFailed: 0, manyClientsCount: manyClients)
+      switch only {
+      case "connections":
+        (result.connectionsPerSecond, result.failedConnections) = connectionRate(
+          proxy: proxy, target: echo.address, seconds: seconds, concurrency: 16)
+      case "many":
+        (result.manyClients, result.manyClientsFailed) = connectionRate(
+          proxy: proxy, target: echo.address, seconds: seconds, concurrency: manyClients)
+      default:
+        throw SystemError("--only \(only): expected connections or many", code: EINVAL)
+      }
+      return result
+    }
     let rate = connectionRate(
       proxy: proxy, target: echo.address, seconds: quick ? 1.5 : 5, concurrency: 16)
     // The median of three streams: one stream's rate moves by half between runs here.

@@ -4,7 +4,7 @@ import Foundation
 // fcbench: the load generators for tools/bench. Prints one JSON object per measurement.
 BlockingIO.ignoreSIGPIPE()
 let usage = """
-  Usage: fcbench socks --proxy HOST:PORT --label NAME [--quick]
+  Usage: fcbench socks --proxy HOST:PORT --label NAME [--quick] [--only connections|many]
          fcbench fidelity [--seconds S] [--payload BYTES] [--buffer-kib K] [--steps N]
            [--threads T] [--sender ring|packet|udp] [--batch N] [--qdisc-bypass]
            [--drop-in-sink]
@@ -27,7 +27,8 @@ do {
       throw SystemError("--proxy HOST:PORT", code: EINVAL)
     }
     let result = try SOCKSLoad.run(
-      proxy: proxy, label: value("label") ?? proxyText, quick: arguments.contains("--quick"))
+      proxy: proxy, label: value("label") ?? proxyText, quick: arguments.contains("--quick"),
+      only: value("only"))
     print(String(decoding: try encoder.encode(result), as: UTF8.self))
   case "fidelity":
     var options = CaptureFidelity.Options()

@@ -248,6 +248,41 @@ final class Mutex<Value>: @unchecked Sendable {
     #expect(log.events("control").first?["command"] == "GETINFO")
   }
 
+  /// Records the loops log per stream are made only when read, once, and then read the same
+  /// as records logged with their fields.
+  @Test func deferredRecordsAreMadeOnceWhenRead() throws {
+    let log = try MockTorEventLog(memoryLimit: 3)
+    let made = Made()
+    for index in 0..<5 {
+      log.record("socks", time: Double(index)) {
+        made.add()
+        return ["index": .int(index)]
+      }
+    }
+    #expect(made.count == 0)
+    let first = log.events("socks")
+    #expect(first.map { $0["index"]?.intValue } == [2, 3, 4])
+    #expect(first.map { $0["time"] } == [.double(2), .double(3), .double(4)])
+    #expect(made.count == 3)
+    #expect(log.events("socks") == first)
+    #expect(made.count == 3)
+    // Control: an eager record reads the same.
+    log.record("socks", time: 5, ["index": 5])
+    #expect(log.events("socks").last == ["index": 5, "event": "socks", "time": .double(5)])
+  }
+
+  /// With a file the line cannot wait: the record is made and written at once.
+  @Test func deferredRecordsAreWrittenAtOnceToAFile() throws {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "events-\(UUID()).jsonl"
+    ).path
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let log = try MockTorEventLog(path: path)
+    log.record("socks", time: 1.25) { ["destination": "web.test"] }
+    let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+    #expect(lines == [#"{"destination":"web.test","event":"socks","time":1.25}"#])
+  }
+
   @Test func unwritablePathIsNamed() {
     #expect(
       throws: MockTorError.eventLog(
@@ -277,5 +312,36 @@ final class Mutex<Value>: @unchecked Sendable {
     defer { mock.stop() }
     #expect(mock.waitForListener(timeout: 0.3) == nil)
     #expect(mock.bootstrapProgress == 0)
+  }
+}
+
+/// Counts calls from any thread.
+final class Made: @unchecked Sendable {
+  private let lock = NSLock()
+  private var calls = 0
+  func add() { lock.withLock { calls += 1 } }
+  var count: Int { lock.withLock { calls } }
+}
+
+@Suite struct DestinationMapLiteralTests {
+  /// An IP literal mapped by name is still found once the map knows it holds literals.
+  @Test func mappedLiteralIsFound() throws {
+    var map = DestinationMap()
+    map.add("web.test", SocketAddress("127.0.0.1:8080")!)
+    #expect(map.target(for: .ipv4([10, 1, 2, 3]), port: 80) == nil)
+    try map.add(parsing: "10.1.2.3=127.0.0.1:9090")
+    #expect(map.target(for: .ipv4([10, 1, 2, 3]), port: 80) == SocketAddress("127.0.0.1:9090"))
+    try map.add(parsing: "::2=127.0.0.1:0")
+    #expect(
+      map.target(for: .ipv6([UInt8](repeating: 0, count: 15) + [2]), port: 81)
+        == SocketAddress("127.0.0.1:81"))
+  }
+
+  /// Control: without literals, a loopback literal is reachable as is, anything else is not.
+  @Test func unmappedLiteralsWithoutLiteralKeys() {
+    var map = DestinationMap()
+    map.add("web.test", SocketAddress("127.0.0.1:8080")!)
+    #expect(map.target(for: .ipv4([127, 0, 0, 2]), port: 80) == SocketAddress("127.0.0.2:80"))
+    #expect(map.target(for: .ipv4([93, 184, 216, 34]), port: 80) == nil)
   }
 }

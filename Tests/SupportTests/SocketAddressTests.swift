@@ -32,6 +32,21 @@ import Testing
     #expect(try server.read().isEmpty)
   }
 
+  /// The mock's self-connect check reads the port alone; it must be the address's port, for
+  /// both families.
+  @Test(arguments: ["127.0.0.1:0", "[::1]:0"])
+  func localPortIsTheLocalAddressesPort(text: String) throws {
+    let listener = try Socket.listen(on: SocketAddress(text)!)
+    defer { listener.close() }
+    let address = try #require(listener.localAddress)
+    #expect(address.port != 0)
+    #expect(listener.localPort == address.port)
+    let client = try Socket.connect(to: address, timeout: 1)
+    defer { client.close() }
+    #expect(client.localPort == client.localAddress?.port)
+    #expect(client.localPort != address.port)
+  }
+
   @Test func connectToAClosedPortIsRefusedWithItsName() throws {
     let listener = try Socket.listen(on: SocketAddress("127.0.0.1:0")!)
     let address = try #require(listener.localAddress)

@@ -243,3 +243,43 @@ import Testing
     #expect(simulator.state(at: 12).isReady)
   }
 }
+
+/// The mock keeps a state until the plan's next change (``BootstrapSimulator/stateAndNextChange(at:)``):
+/// a wrong next change would keep a stale state, so every plan is checked against the timeline.
+@Suite struct BootstrapNextChangeTests {
+  static let plans: [BootstrapPlan] = [
+    .healthy(after: 5), .healthy(after: 0), .stalled(atTag: "conn", failure: .timeout),
+    .stalled(atTag: "conn", failure: .connectRefused), .stalled(atTag: "conn_done", failure: .none),
+    .neverStarting, .flapping(period: 3), .crash(after: 2.2),
+    .recovering(atTag: "conn", failure: .timeout, until: 30),
+    .recovering(atTag: "conn", failure: .none, until: 2.5),
+  ]
+
+  @Test(arguments: plans, [BootstrapPersonality.ctor, .arti])
+  func nextChangeIsTheTimelinesNextEvent(plan: BootstrapPlan, personality: BootstrapPersonality) {
+    let simulator = BootstrapSimulator(plan: plan, personality: personality)
+    for step in 0..<400 {
+      let time = Double(step) * 0.37 - 1
+      let (state, next) = simulator.stateAndNextChange(at: time)
+      #expect(state == simulator.state(at: time), "\(plan) at \(time)")
+      let upcoming = simulator.events(after: max(time, -1), through: time + 1_000).first?.time
+      if time < 0 {
+        #expect(next == 0, "\(plan) before the start")
+      } else {
+        #expect(next == upcoming, "\(plan) at \(time)")
+      }
+      // Control: the state really holds until then (just before the next change).
+      if let next, next > time, time >= 0 {
+        #expect(simulator.state(at: next - 1e-9) == state, "\(plan) before \(next)")
+      }
+    }
+  }
+
+  /// A plan with no event left (healthy, done) reports none, so the mock keeps its state.
+  @Test func settledPlansHaveNoNextChange() {
+    let healthy = BootstrapSimulator(plan: .healthy(after: 5), personality: .ctor)
+    #expect(healthy.stateAndNextChange(at: 5).nextChange == nil)
+    #expect(healthy.stateAndNextChange(at: 4.9).nextChange != nil)
+    #expect(healthy.stateAndNextChange(at: 5).state.isReady)
+  }
+}
