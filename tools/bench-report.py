@@ -147,6 +147,9 @@ if fidelity:
 socks = [r for r in rows if r["section"] == "socks"]
 if socks:
     out.append("## 3. SOCKS proxies under the same load generator (fcbench socks)\n")
+    tried_most = max((r.get("roundsTried", r.get("rounds", 1)) for r in socks), default=1)
+    out.append(f"Each figure is the median of {tried_most} rounds, the proxies measured in turn "
+               "and each round starting with the next proxy.\n")
     many = next((r.get("manyClientsCount") for r in socks if r.get("manyClientsCount")), None)
     out.append("| proxy | connections/s (16 clients) | failed | "
                + (f"connections/s ({many:,} clients) | failed | " if many else "")

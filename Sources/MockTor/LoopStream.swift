@@ -100,7 +100,9 @@ final class LoopStream {
     if upstreamSide { upstreamState.note(events) } else { clientState.note(events) }
     if phase == .connecting {
       guard upstreamSide, upstreamState.writable else { return nil }
-      if let failure = finishConnect() { return failure }
+      if let failure = finishConnect(failed: !events.isDisjoint(with: [.error, .hangUp])) {
+        return failure
+      }
     }
     return pump(scratch)
   }
@@ -149,10 +151,16 @@ final class LoopStream {
     StreamOutcome(result: result, reply: .succeeded, targetAddress: target)
   }
 
-  private func finishConnect() -> StreamOutcome? {
+  /// The connect is done: it failed if the wake-up said error or hang-up (its errno is then
+  /// read), else it succeeded (writable alone means connected: no call needed to ask).
+  private func finishConnect(failed: Bool) -> StreamOutcome? {
     var code: Int32 = 0
-    var length = socklen_t(MemoryLayout<Int32>.size)
-    if getsockopt(upstreamFD, SOL_SOCKET, SO_ERROR, &code, &length) != 0 { code = errno }
+    if failed {
+      var length = socklen_t(MemoryLayout<Int32>.size)
+      if getsockopt(upstreamFD, SOL_SOCKET, SO_ERROR, &code, &length) != 0 { code = errno }
+      // Hung up without an error left to read: the destination refused or reset it.
+      if code == 0 { code = ECONNRESET }
+    }
     // A connect to a port nobody listens on can pick that very port as its source and connect
     // to itself (see Socket.connect): refused, as no listener answered.
     // The port first: it needs no address made, and differs on every other connect.
@@ -237,7 +245,11 @@ final class LoopStream {
         } else if n < 0 && (errno == EAGAIN || errno == EINTR) {
           if errno == EAGAIN { upstreamState.readable = false }
         } else {
-          _ = Glibc.shutdown(clientFD, Int32(SHUT_WR))
+          // The close that follows sends the client its FIN. Shut down first only while the
+          // client may still have sent bytes not read: a close with bytes unread resets the
+          // connection instead, and the FIN must go first (once its close was read, no byte
+          // is left to read).
+          if upOpen { _ = Glibc.shutdown(clientFD, Int32(SHUT_WR)) }
           return ended(upOpen ? "destination closed" : "closed")
         }
       }

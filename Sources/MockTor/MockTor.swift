@@ -21,8 +21,10 @@ public final class MockTor: @unchecked Sendable {
   private var running = false
   private var crashed = false
   private var lastBootstrap: BootstrapState?
-  /// The bootstrap state from plan time `from` until `until` (see ``bootstrapState``).
+  /// The bootstrap state from plan time `from` until `until` (see ``bootstrapState``), and
+  /// whether it carries streams, kept apart so asking costs no copy of its strings.
   private var keptState: (from: Double, until: Double, state: BootstrapState)?
+  private var keptReady: (from: Double, until: Double, ready: Bool)?
   private var streams = 0
   private var peak = 0
   private var bindError: (any Error)?
@@ -55,12 +57,27 @@ public final class MockTor: @unchecked Sendable {
       return kept.state
     }
     let (state, next) = bootstrap.stateAndNextChange(at: now)
-    lock.withLock { keptState = (now, next ?? .infinity, state) }
+    lock.withLock {
+      keptState = (now, next ?? .infinity, state)
+      keptReady = (now, next ?? .infinity, state.isReady)
+    }
     return state
   }
   public var bootstrapProgress: Int { bootstrapState.progress }
   public var bootstrapSummary: String { bootstrapState.summary }
-  public var isReady: Bool { lock.withLock { running && !crashed } && bootstrapState.isReady }
+  /// Running, not crashed and bootstrapped: asked for every request, so one lock and no
+  /// state copied while the plan's kept answer holds.
+  public var isReady: Bool {
+    let now = configuration.clock.now
+    let kept: Bool? = lock.withLock {
+      guard running && !crashed else { return false }
+      let plan = now - origin
+      guard let kept = keptReady, plan >= kept.from, plan < kept.until else { return nil }
+      return kept.ready
+    }
+    if let kept { return kept }
+    return lock.withLock { running && !crashed } && bootstrapState.isReady
+  }
 
   /// The SOCKS listener's address once bound (arti binds only after bootstrapping).
   public var socksAddress: SocketAddress? { lock.withLock { listener?.address } }

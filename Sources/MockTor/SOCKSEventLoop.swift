@@ -48,6 +48,8 @@ final class SOCKSEventLoop: @unchecked Sendable {
   private var handshakeOrder: [UInt64] = []
   private var handshakeOrderStart = 0
   private var nextID: UInt64 = 1
+  /// Accepts asked for at the listener's next wake-up (see ``acceptSome()``).
+  private var acceptLimit = 1
 
   private enum Connection {
     case handshake(Handshake)
@@ -183,9 +185,16 @@ final class SOCKSEventLoop: @unchecked Sendable {
   /// one non-blocking in the accept itself (accept4: one call where accept and fcntl took four).
   private func acceptSome() {
     let now = clock.now
-    for _ in 0..<Self.acceptBatch {
+    // As many as the last wake-up found queued, doubled, up to the batch: a trickle of clients
+    // (one a wake-up) asks once, not twice, the second asking only to hear EAGAIN.
+    let limit = acceptLimit
+    acceptLimit = min(Self.acceptBatch, limit * 2)
+    for _ in 0..<limit {
       do {
-        guard let (client, peer) = try socket.acceptNonBlocking() else { return }
+        guard let (client, peer) = try socket.acceptNonBlocking() else {
+          acceptLimit = 1
+          return
+        }
         if handshakeCount >= maxPending { dropOldestHandshake() }
         let id = nextID
         nextID += 1

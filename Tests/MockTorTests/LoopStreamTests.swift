@@ -160,6 +160,34 @@ func openStream(
     }
   }
 
+  /// The client closes its side first: its close reaches the destination, the destination's
+  /// answer and close come back, and the client reads the end of the stream (a FIN, never a
+  /// reset, though the mock no longer shuts the client's side down before closing it).
+  @Test func aClientsCloseComesBackAsTheEndOfTheStream() async throws {
+    let echo = try EchoDestination()
+    defer { echo.stop() }
+    var map = DestinationMap()
+    map.add("echo.test", echo.address)
+    let mock = try makeMock(.ctor, destinations: map)
+    defer { mock.stop() }
+    let proxy = try #require(mock.socksAddress)
+    let (echoed, end) = try await BlockingIO.run("test.loop.halfclose") {
+      let stream = try openStream(through: proxy, host: "echo.test", port: echo.address.port)
+      defer { stream.close() }
+      try stream.write([0x2A, 0x2B])
+      var echoed: [UInt8] = []
+      while echoed.count < 2 { echoed += try stream.read() }
+      stream.shutdownWrite()
+      return (echoed, try stream.read())
+    }
+    #expect(echoed == [0x2A, 0x2B])
+    #expect(end.isEmpty)
+    #expect(eventually { mock.eventLog.events("socks").first?["outcome"] == "closed" })
+    let record = try #require(mock.eventLog.events("socks").first)
+    #expect(record["bytes_up"]?.intValue == 2)
+    #expect(record["bytes_down"]?.intValue == 2)
+  }
+
   @Test func theDestinationsCloseEndsTheStreamAfterItsLastBytes() async throws {
     let web = try TinyHTTPServer(body: String(repeating: "y", count: 300_000))
     defer { web.stop() }
