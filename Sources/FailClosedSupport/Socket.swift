@@ -124,27 +124,25 @@ public final class Socket: @unchecked Sendable {
   private static let accept4: Accept4 = unsafeBitCast(
     dlsym(UnsafeMutableRawPointer(bitPattern: 0), "accept4")!, to: Accept4.self)
 
-  public var localAddress: SocketAddress? {
-    var storage = sockaddr_storage()
-    var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-    let ok = withUnsafeMutablePointer(to: &storage) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+  /// The address the socket is bound to.
+  public var localAddress: SocketAddress? { localName().flatMap { SocketAddress(storage: $0) } }
+
+  /// The local port alone, without making an address.
+  public var localPort: UInt16? {
+    // sin_port and sin6_port sit at the same offset, in network order.
+    localName().map { name in
+      withUnsafeBytes(of: name) { UInt16(bigEndian: $0.load(fromByteOffset: 2, as: UInt16.self)) }
     }
-    return ok == 0 ? SocketAddress(storage: storage) : nil
   }
 
-  /// The local port alone (getsockname), without making an address.
-  public var localPort: UInt16? {
+  /// getsockname(2)'s answer.
+  private func localName() -> sockaddr_storage? {
     var storage = sockaddr_storage()
     var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
     let ok = withUnsafeMutablePointer(to: &storage) {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
     }
-    guard ok == 0 else { return nil }
-    // sin_port and sin6_port sit at the same offset, in network order.
-    return withUnsafeBytes(of: &storage) {
-      UInt16(bigEndian: $0.load(fromByteOffset: 2, as: UInt16.self))
-    }
+    return ok == 0 ? storage : nil
   }
 
   /// Reads up to `max` bytes; an empty array means the peer closed.
