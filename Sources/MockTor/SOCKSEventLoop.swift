@@ -36,9 +36,8 @@ final class SOCKSEventLoop: @unchecked Sendable {
   private let onReject: SOCKSListener.RejectHandler
   private let context: SOCKSListener.StreamContext
   private let poll: EventPoll
+  private let stop: EventLoopStop
   private let lock = NSLock()
-  private var stopping = false
-  private let finished = DispatchSemaphore(value: 0)
   private var connectionCount = 0
 
   // The loop thread's own state.
@@ -88,6 +87,7 @@ final class SOCKSEventLoop: @unchecked Sendable {
     socket = listener
     self.name = name
     poll = try EventPoll(capacity: 512)
+    stop = EventLoopStop(poll)
     try poll.add(listener.fd, [.readable, .exclusive], token: Self.listenerToken)
     policy = settings.policy
     clock = settings.clock
@@ -105,24 +105,15 @@ final class SOCKSEventLoop: @unchecked Sendable {
   func start() {
     BlockingIO.detach(name) { [self] in
       loop()
-      finished.signal()
+      stop.loopEnded()
     }
   }
 
   /// Asks the loop to close everything and end; ``waitUntilStopped()`` waits for it.
-  func requestStop() {
-    lock.withLock { stopping = true }
-    poll.wake()
-  }
+  func requestStop() { stop.request() }
 
-  /// Waits for the loop to end, then closes its epoll set: here, not on the loop, because
-  /// ``requestStop()`` may still be writing to its waker (a closed number can be reused).
-  func waitUntilStopped() {
-    finished.wait()
-    poll.close()
-  }
-
-  private var isStopping: Bool { lock.withLock { stopping } }
+  /// Waits for the loop to end, then closes its epoll set.
+  func waitUntilStopped() { stop.waitForEnd() }
 
   private func loop() {
     let scratch = UnsafeMutableRawBufferPointer.allocate(
@@ -133,7 +124,7 @@ final class SOCKSEventLoop: @unchecked Sendable {
     }
     let realTime = MockTor.pollInterval
     var lastSweep = realTime.now
-    while !isStopping {
+    while !stop.isRequested {
       do {
         try poll.wait(timeout: Self.sweepInterval) { token, events in
           handle(token, events, scratch)

@@ -49,9 +49,7 @@ final class EchoServer: @unchecked Sendable {
     private let echo: Socket
     private let sink: Socket?
     private let poll: EventPoll
-    private let lock = NSLock()
-    private var stopping = false
-    private let finished = DispatchSemaphore(value: 0)
+    private let stop: EventLoopStop
     // The loop thread's own.
     private var connections: [UInt64: Connection] = [:]
     private var nextToken: UInt64 = 2
@@ -81,19 +79,14 @@ final class EchoServer: @unchecked Sendable {
       self.echo = echo
       self.sink = sink
       poll = try EventPoll(capacity: 256)
+      stop = EventLoopStop(poll)
       try poll.add(echo.fd, .readable, token: Self.echoToken)
       if let sink { try poll.add(sink.fd, .readable, token: Self.sinkToken) }
     }
 
-    func requestStop() {
-      lock.withLock { stopping = true }
-      poll.wake()
-    }
+    func requestStop() { stop.request() }
 
-    func waitUntilStopped() {
-      finished.wait()
-      poll.close()
-    }
+    func waitUntilStopped() { stop.waitForEnd() }
 
     func run() {
       let buffer = UnsafeMutableRawBufferPointer.allocate(
@@ -102,9 +95,9 @@ final class EchoServer: @unchecked Sendable {
         for connection in connections.values { connection.socket.close() }
         connections = [:]
         buffer.deallocate()
-        finished.signal()
+        stop.loopEnded()
       }
-      while !lock.withLock({ stopping }) {
+      while !stop.isRequested {
         _ = try? poll.wait(timeout: 0.5) { token, _ in
           if token == Self.echoToken || token == Self.sinkToken {
             accept(token == Self.sinkToken)

@@ -46,4 +46,22 @@ import Testing
     poll.wake()
     #expect(woken.wait(timeout: .now() + 10) == .success, "the wait ended with nothing reported")
   }
+
+  /// A loop waiting with no deadline ends once a stop is requested, and the stopper learns it
+  /// (without the wake the wait never ends, and the time limit fails the test).
+  @Test(.timeLimit(.minutes(1)))
+  func aRequestedStopEndsALoopWaitingWithoutDeadline() throws {
+    let poll = try EventPoll()
+    let stop = EventLoopStop(poll)
+    BlockingIO.detach("test.poll.loop") {
+      defer { stop.loopEnded() }
+      while !stop.isRequested {
+        _ = try? poll.wait(timeout: nil) { _, _ in }
+      }
+    }
+    #expect(!stop.isRequested)
+    stop.request()
+    #expect(stop.isRequested)
+    stop.waitForEnd()
+  }
 }
