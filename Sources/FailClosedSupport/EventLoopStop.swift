@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// How a thread serving an ``EventPoll`` is stopped from another: ``request()`` marks the stop
 /// and wakes its wait, the loop checks ``isRequested`` between waits and calls ``loopEnded()``
@@ -7,16 +8,16 @@ import Foundation
 /// number can be reused by then).
 public final class EventLoopStop: @unchecked Sendable {
   private let poll: EventPoll
-  private let lock = NSLock()
-  private var requested = false
+  /// Read by the loop at every turn: an atomic, not a lock.
+  private let requested = Atomic(false)
   private let ended = DispatchSemaphore(value: 0)
 
   public init(_ poll: EventPoll) { self.poll = poll }
 
-  public var isRequested: Bool { lock.withLock { requested } }
+  public var isRequested: Bool { requested.load(ordering: .acquiring) }
 
   public func request() {
-    lock.withLock { requested = true }
+    requested.store(true, ordering: .releasing)
     poll.wake()
   }
 

@@ -30,18 +30,28 @@ public final class EventPoll: @unchecked Sendable {
 
   private let epoll: FileDescriptor
   private let waker: FileDescriptor
+  // What every wait and change needs, read once: not the descriptor's lock nor a lazy global's
+  // once-check per call. The loop thread alone waits and changes the set, and it is closed
+  // only after that thread has stopped (see ``EventLoopStop``), so the bare number is safe.
+  private let epollFD: Int32
+  private let waitCall: Calls.Wait
+  private let controlCall: Calls.Control
   private let buffer: UnsafeMutableRawPointer
   private let capacity: Int
   private static let wakeToken = UInt64.max
 
   /// A set reporting at most `capacity` descriptors per wait.
   public init(capacity: Int = 256) throws {
-    guard let create = Calls.create, let eventfd = Calls.eventfd, Calls.control != nil,
-      Calls.wait != nil
+    guard let create = Calls.create, let eventfd = Calls.eventfd,
+      let controlFunction = Calls.control,
+      let waitFunction = Calls.wait
     else { throw SystemError("epoll_create1", code: ENOSYS) }
     let epollFD = create(Calls.cloexec)
     guard epollFD >= 0 else { throw SystemError("epoll_create1") }
     epoll = FileDescriptor(adopting: epollFD)
+    self.epollFD = epollFD
+    waitCall = waitFunction
+    controlCall = controlFunction
     let wakeFD = eventfd(0, Calls.cloexec | Int32(O_NONBLOCK))
     guard wakeFD >= 0 else { throw SystemError("eventfd") }
     waker = FileDescriptor(adopting: wakeFD)
@@ -76,7 +86,7 @@ public final class EventPoll: @unchecked Sendable {
   @discardableResult
   public func wait(timeout: Double?, _ body: (UInt64, Events) -> Void) throws -> Int {
     let milliseconds = timeout.map { Int32(max(0, min($0, 86_400) * 1000).rounded(.up)) } ?? -1
-    let count = Calls.wait!(epoll.rawValue, buffer, Int32(capacity), milliseconds)
+    let count = waitCall(epollFD, buffer, Int32(capacity), milliseconds)
     if count < 0 {
       if errno == EINTR { return 0 }
       throw SystemError("epoll_wait")
@@ -113,7 +123,7 @@ public final class EventPoll: @unchecked Sendable {
     let result = withUnsafeMutableBytes(of: &entry) { raw in
       raw.storeBytes(of: events.rawValue, toByteOffset: 0, as: UInt32.self)
       raw.storeBytes(of: token, toByteOffset: Calls.dataOffset, as: UInt64.self)
-      return Calls.control!(epoll.rawValue, operation, fd, raw.baseAddress!)
+      return controlCall(epollFD, operation, fd, raw.baseAddress!)
     }
     guard result == 0 else { throw SystemError("epoll_ctl") }
   }

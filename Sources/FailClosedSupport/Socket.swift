@@ -100,6 +100,14 @@ public final class Socket: @unchecked Sendable {
   /// non-blocking take four). Nil when no connection is waiting.
   public func acceptNonBlocking() throws -> (Socket, SocketAddress?)? {
     var storage = sockaddr_storage()
+    guard let client = try acceptDescriptorNonBlocking(peer: &storage) else { return nil }
+    return (Socket(adopting: client), SocketAddress(storage: storage))
+  }
+
+  /// ``acceptNonBlocking()`` for an event loop that owns its descriptors itself: the bare
+  /// descriptor, the peer's address left as accept4 wrote it (made into an address only when
+  /// needed). Nil when no connection is waiting.
+  package func acceptDescriptorNonBlocking(peer storage: inout sockaddr_storage) throws -> Int32? {
     while true {
       var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
       let client = withUnsafeMutablePointer(to: &storage) {
@@ -108,7 +116,7 @@ public final class Socket: @unchecked Sendable {
             fd, $0, &length, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
         }
       }
-      if client >= 0 { return (Socket(adopting: client), SocketAddress(storage: storage)) }
+      if client >= 0 { return client }
       // A connection reset while it waited: the next one may be fine.
       if errno == EINTR || errno == ECONNABORTED { continue }
       if errno == EAGAIN || errno == EWOULDBLOCK { return nil }
@@ -125,18 +133,26 @@ public final class Socket: @unchecked Sendable {
     dlsym(UnsafeMutableRawPointer(bitPattern: 0), "accept4")!, to: Accept4.self)
 
   /// The address the socket is bound to.
-  public var localAddress: SocketAddress? { localName().flatMap { SocketAddress(storage: $0) } }
+  public var localAddress: SocketAddress? { Self.localAddress(of: fd) }
 
   /// The local port alone, without making an address.
-  public var localPort: UInt16? {
+  public var localPort: UInt16? { Self.localPort(of: fd) }
+
+  /// The address descriptor `fd` is bound to (for loops that hold bare descriptors).
+  package static func localAddress(of fd: Int32) -> SocketAddress? {
+    localName(fd).flatMap { SocketAddress(storage: $0) }
+  }
+
+  /// The port descriptor `fd` is bound to, without making an address.
+  package static func localPort(of fd: Int32) -> UInt16? {
     // sin_port and sin6_port sit at the same offset, in network order.
-    localName().map { name in
+    localName(fd).map { name in
       withUnsafeBytes(of: name) { UInt16(bigEndian: $0.load(fromByteOffset: 2, as: UInt16.self)) }
     }
   }
 
   /// getsockname(2)'s answer.
-  private func localName() -> sockaddr_storage? {
+  private static func localName(_ fd: Int32) -> sockaddr_storage? {
     var storage = sockaddr_storage()
     var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
     let ok = withUnsafeMutablePointer(to: &storage) {

@@ -1,12 +1,13 @@
 import FailClosedSupport
 import Foundation
 import SOCKS
+import Synchronization
 
 /// One of the SOCKS listener's event-loop threads (epoll): it accepts from the shared listening
 /// socket when the kernel wakes it (EPOLLEXCLUSIVE: one loop per connection) and serves what it
 /// accepted, every handshake and every stream without toxics from connect to close, so
 /// thousands of clients cost a descriptor each and no thread. A finished request goes where its
-/// ``StreamRoute`` says: answered at once, relayed here (``LoopStream``), or handed to
+/// ``StreamRoute`` says: answered at once, relayed here (``LoopConnection``), or handed to
 /// `onRequest`, which runs it on a thread of its own (toxics, a wait for the bootstrap, an
 /// upstream hook). A failed handshake gets its reply (tor's bytes) and is closed; a silent one
 /// is closed after the timeout. Stopping closes every connection the loop holds and logs its
@@ -37,45 +38,28 @@ final class SOCKSEventLoop: @unchecked Sendable {
   private let context: SOCKSListener.StreamContext
   private let poll: EventPoll
   private let stop: EventLoopStop
-  private let lock = NSLock()
-  private var connectionCount = 0
+  /// Published by the loop at every turn: an atomic, not a lock.
+  private let connectionCount = Atomic(0)
 
-  // The loop thread's own state.
-  private var connections: [UInt64: Connection] = [:]
-  private var handshakeCount = 0
-  /// Handshakes by age, oldest first (ids of connections that moved on are skipped).
-  private var handshakeOrder: [UInt64] = []
-  private var handshakeOrderStart = 0
-  private var nextID: UInt64 = 1
+  // The loop thread's own state: no other thread touches it, so it goes without the dynamic
+  // exclusivity checks (a thread-local lookup at every access).
+  @exclusivity(unchecked) private var connections = ConnectionSlab<LoopConnection>(capacity: 256)
+  @exclusivity(unchecked) private var handshakeCount = 0
+  /// Handshakes by age, oldest first (keys of connections that moved on are skipped).
+  @exclusivity(unchecked) private var handshakeOrder: [Key] = []
+  @exclusivity(unchecked) private var handshakeOrderStart = 0
+  /// Handshake bytes as read, for whichever connection is being read (see
+  /// ``LoopConnection/readHandshake(_:chunk:input:)``).
+  @exclusivity(unchecked) private var input: [UInt8] = []
   /// Accepts asked for at the listener's next wake-up (see ``acceptSome()``).
-  private var acceptLimit = 1
+  @exclusivity(unchecked) private var acceptLimit = 1
+  /// Plan time, read once per wake-up (see ``planNow``).
+  @exclusivity(unchecked) private var wakeUpPlanTime: Double?
 
-  private enum Connection {
-    case handshake(Handshake)
-    case stream(LoopStream)
-  }
+  private typealias Key = ConnectionSlab<LoopConnection>.Key
 
-  private final class Handshake {
-    let socket: Socket
-    let fd: Int32
-    let peer: SocketAddress?
-    var handshake: SOCKSServerHandshake
-    var buffer: [UInt8] = []
-    let since: Double
-    var readable = false
-    var closing = false
-
-    init(socket: Socket, peer: SocketAddress?, policy: SOCKSServerPolicy, since: Double) {
-      self.socket = socket
-      self.fd = socket.fd
-      self.peer = peer
-      self.handshake = SOCKSServerHandshake(policy: policy)
-      self.since = since
-    }
-  }
-
-  /// Tokens: the listener 0; a connection's client side `id << 1`, its destination side
-  /// `id << 1 | 1`.
+  /// Tokens: the listener 0; a connection's sides as its key makes them (client 0, destination
+  /// 1), never 0.
   private static let listenerToken: UInt64 = 0
   private static let scratchSize = 262_144
   private static let acceptBatch = 8
@@ -100,7 +84,7 @@ final class SOCKSEventLoop: @unchecked Sendable {
   }
 
   /// Connections the loop holds: handshaking, and streams relayed on the loop.
-  var currentConnections: Int { lock.withLock { connectionCount } }
+  var currentConnections: Int { connectionCount.load(ordering: .relaxed) }
 
   func start() {
     BlockingIO.detach(name) { [self] in
@@ -129,6 +113,8 @@ final class SOCKSEventLoop: @unchecked Sendable {
         try poll.wait(timeout: Self.sweepInterval) { token, events in
           handle(token, events, scratch)
         }
+        // The next wake-up, or a sweep, reads the clock afresh.
+        wakeUpPlanTime = nil
       } catch {
         realTime.sleepBlocking(seconds: 0.01)
       }
@@ -137,9 +123,17 @@ final class SOCKSEventLoop: @unchecked Sendable {
         sweep(realNow: now)
         lastSweep = now
       }
-      let count = connections.count
-      lock.withLock { connectionCount = count }
+      connectionCount.store(connections.count, ordering: .relaxed)
     }
+  }
+
+  /// Plan time for what this wake-up reported: read once, as its events happened together
+  /// (the clock is a call through an existential, and the system's clock a call more).
+  private var planNow: Double {
+    if let time = wakeUpPlanTime { return time }
+    let time = context.planTime
+    wakeUpPlanTime = time
+    return time
   }
 
   private func handle(
@@ -149,25 +143,28 @@ final class SOCKSEventLoop: @unchecked Sendable {
       acceptSome()
       return
     }
-    let id = token >> 1
-    switch connections[id] {
-    case .handshake(let handshake):
-      if !events.isDisjoint(with: [.peerClosedWriting, .hangUp, .error]) {
-        handshake.closing = true
-      }
-      guard !events.isDisjoint(with: [.readable, .peerClosedWriting, .hangUp, .error]) else {
-        return
-      }
-      handshake.readable = true
-      service(id, handshake, scratch)
-    case .stream(let stream):
-      if let outcome = stream.handle(
-        events, upstreamSide: token & 1 == 1, scratch: scratch, now: context.planTime)
+    let key = Key(token: token)
+    // Nil for an event of a connection that ended earlier in this wake-up.
+    guard let connection = connections.at(key) else { return }
+    guard connection.pointee.phase == .handshake else {
+      if let outcome = connection.pointee.handle(
+        events, upstreamSide: token & 1 == 1, scratch: scratch, now: planNow)
       {
-        end(id, stream, outcome)
+        end(key, outcome)
       }
-    case nil:
       return
+    }
+    let chunk = UnsafeMutableRawBufferPointer(rebasing: scratch[..<LoopConnection.handshakeLimit])
+    switch connection.pointee.readHandshake(events, chunk: chunk, input: &input) {
+    case .waiting: return
+    case .close: closeHandshake(key)
+    case .failed(let error):
+      onReject(error, connection.pointee.peer)
+      _ = Glibc.shutdown(connection.pointee.clientFD, Int32(SHUT_WR))
+      closeHandshake(key)
+    case .finished(let request):
+      handshakeCount -= 1
+      dispatch(key, connection, request)
     }
   }
 
@@ -180,26 +177,25 @@ final class SOCKSEventLoop: @unchecked Sendable {
     // (one a wake-up) asks once, not twice, the second asking only to hear EAGAIN.
     let limit = acceptLimit
     acceptLimit = min(Self.acceptBatch, limit * 2)
+    var peer = sockaddr_storage()
     for _ in 0..<limit {
       do {
-        guard let (client, peer) = try socket.acceptNonBlocking() else {
+        guard let fd = try socket.acceptDescriptorNonBlocking(peer: &peer) else {
           acceptLimit = 1
           return
         }
         if handshakeCount >= maxPending { dropOldestHandshake() }
-        let id = nextID
-        nextID += 1
-        let handshake = Handshake(socket: client, peer: peer, policy: policy, since: now)
+        let key = connections.insert(
+          LoopConnection(clientFD: fd, peer: peer, policy: policy, since: now))
         // Registered once for everything a relayed stream needs: no change when it becomes one.
         do {
-          try poll.add(handshake.fd, LoopStream.interest, token: id << 1)
+          try poll.add(fd, LoopConnection.interest, token: key.token(side: 0))
         } catch {
-          client.close()
+          connections.remove(key).close()
           continue
         }
-        connections[id] = .handshake(handshake)
         handshakeCount += 1
-        handshakeOrder.append(id)
+        handshakeOrder.append(key)
       } catch let error as SystemError {
         if error.code == EMFILE || error.code == ENFILE, handshakeCount > 0 {
           // Out of descriptors: shed the oldest handshake rather than spin on accept.
@@ -213,12 +209,16 @@ final class SOCKSEventLoop: @unchecked Sendable {
     }
   }
 
+  private func isHandshake(_ key: Key) -> Bool {
+    connections.at(key)?.pointee.phase == .handshake
+  }
+
   private func dropOldestHandshake() {
     while handshakeOrderStart < handshakeOrder.count {
-      let id = handshakeOrder[handshakeOrderStart]
+      let key = handshakeOrder[handshakeOrderStart]
       handshakeOrderStart += 1
-      if case .handshake(let oldest) = connections[id] {
-        closeHandshake(id, oldest)
+      if isHandshake(key) {
+        closeHandshake(key)
         break
       }
     }
@@ -232,110 +232,63 @@ final class SOCKSEventLoop: @unchecked Sendable {
     }
   }
 
-  private func closeHandshake(_ id: UInt64, _ handshake: Handshake) {
-    connections[id] = nil
+  private func closeHandshake(_ key: Key) {
     handshakeCount -= 1
-    handshake.socket.close()
+    connections.remove(key).close()
   }
 
-  /// Leaves the handshake phase: the connection is closed, handed on or becomes a stream.
-  private func leaveHandshake(_ id: UInt64) {
-    connections[id] = nil
-    handshakeCount -= 1
-  }
-
-  /// Reads what is available (into the loop's buffer, at most a handshake's worth at a time)
-  /// and advances the handshake.
-  private func service(
-    _ id: UInt64, _ connection: Handshake, _ scratch: UnsafeMutableRawBufferPointer
+  /// Sends a finished request where its route says (the connection has left the handshake).
+  private func dispatch(
+    _ key: Key, _ connection: UnsafeMutablePointer<LoopConnection>, _ request: SOCKSRequest
   ) {
-    let chunk = UnsafeMutableRawBufferPointer(rebasing: scratch[..<4096])
-    while connection.readable {
-      let count = Glibc.read(connection.fd, chunk.baseAddress, chunk.count)
-      if count < 0 && errno == EINTR { continue }
-      if count < 0 && errno == EAGAIN {
-        connection.readable = false
-        break
-      }
-      if count <= 0 {
-        closeHandshake(id, connection)
-        return
-      }
-      if count < chunk.count && !connection.closing { connection.readable = false }
-      connection.buffer += UnsafeRawBufferPointer(rebasing: chunk[..<count])
-      // Every SOCKS message is bounded; more than this without a decision is garbage.
-      if connection.buffer.count > 8192 { break }
-    }
-    for _ in 0..<8 {
-      let action = connection.handshake.handle(connection.buffer)
-      connection.buffer.removeFirst(action.consumed)
-      if !action.reply.isEmpty { _ = PendingBytes.sendNow(connection.fd, action.reply) }
-      switch action.outcome {
-      case .continueHandshake: continue
-      case .needMoreInput:
-        if connection.buffer.count > 4096 { closeHandshake(id, connection) }
-        return
-      case .finished(let request):
-        leaveHandshake(id)
-        dispatch(id, connection, request)
-        return
-      case .failed(let error):
-        onReject(error, connection.peer)
-        connection.socket.shutdownWrite()
-        closeHandshake(id, connection)
-        return
-      }
-    }
-    closeHandshake(id, connection)
-  }
-
-  /// Sends a finished request where its route says.
-  private func dispatch(_ id: UInt64, _ connection: Handshake, _ request: SOCKSRequest) {
-    let now = context.planTime
+    let now = planNow
     switch route(request) {
     case .answer(let reply, let outcome):
-      _ = PendingBytes.sendNow(connection.fd, reply)
-      connection.socket.close()
-      log(outcome, request, connection.peer, started: now, bytesUp: 0, bytesDown: 0)
+      let answered = connections.remove(key)
+      _ = PendingBytes.sendNow(answered.clientFD, reply)
+      answered.close()
+      log(outcome, request, answered.peer, started: now, bytesUp: 0, bytesDown: 0)
     case .thread:
-      poll.remove(connection.fd)
-      try? connection.socket.setNonBlocking(false)
-      onRequest(connection.socket, request, connection.buffer, connection.peer)
+      let handed = connections.remove(key)
+      poll.remove(handed.clientFD)
+      let client = Socket(adopting: handed.clientFD)
+      try? client.setNonBlocking(false)
+      onRequest(client, request, handed.unread, handed.peer)
     case .relay(let target):
       let configuration = context.configuration
-      let stream: LoopStream
       do {
-        stream = try LoopStream(
-          client: connection.socket, clientReadable: connection.readable, request: request,
-          early: connection.buffer, peer: connection.peer, target: target,
-          personality: configuration.personality, now: now,
+        try connection.pointee.startStream(
+          request, to: target, personality: configuration.personality, now: now,
           connectDeadline: MockTor.pollInterval.now + configuration.connectTimeout)
       } catch {
-        let outcome = LoopStream.connectFailure(
-          error.code, client: connection.socket, request: request,
+        let failed = connections.remove(key)
+        let outcome = LoopConnection.connectFailure(
+          error.code, clientFD: failed.clientFD, request: request,
           personality: configuration.personality)
-        connection.socket.close()
-        log(outcome, request, connection.peer, started: now, bytesUp: 0, bytesDown: 0)
+        failed.close()
+        log(outcome, request, failed.peer, started: now, bytesUp: 0, bytesDown: 0)
         return
       }
       do {
-        try poll.add(stream.upstreamFD, LoopStream.interest, token: id << 1 | 1)
+        try poll.add(
+          connection.pointee.upstreamFD, LoopConnection.interest, token: key.token(side: 1))
       } catch {
-        stream.close()
+        let failed = connections.remove(key)
+        failed.close()
         log(
-          StreamOutcome(result: "connect failed: \(error)", reply: nil), request, connection.peer,
+          StreamOutcome(result: "connect failed: \(error)", reply: nil), request, failed.peer,
           started: now, bytesUp: 0, bytesDown: 0)
-        return
       }
-      connections[id] = .stream(stream)
     }
   }
 
-  private func end(_ id: UInt64, _ stream: LoopStream, _ outcome: StreamOutcome) {
-    connections[id] = nil
+  /// Closes a stream and logs how it ended.
+  private func end(_ key: Key, _ outcome: StreamOutcome) {
+    let stream = connections.remove(key)
     stream.close()
+    guard let request = stream.request else { return }
     log(
-      outcome, stream.request, stream.peer, started: stream.started, bytesUp: stream.bytesUp,
+      outcome, request, stream.peer, started: stream.started, bytesUp: stream.bytesUp,
       bytesDown: stream.bytesDown)
   }
 
@@ -345,7 +298,7 @@ final class SOCKSEventLoop: @unchecked Sendable {
   ) {
     outcome.record(
       in: context.eventLog, request: request, peer: peer, started: started,
-      now: context.planTime, bytesUp: bytesUp, bytesDown: bytesDown)
+      now: planNow, bytesUp: bytesUp, bytesDown: bytesDown)
   }
 
   /// Closes handshakes past their timeout, connects past theirs and streams idle too long.
@@ -353,14 +306,14 @@ final class SOCKSEventLoop: @unchecked Sendable {
     let now = clock.now
     let planNow = context.planTime
     let idleLimit = context.configuration.streamIdleTimeout
-    for (id, connection) in connections {
-      switch connection {
-      case .handshake(let handshake):
-        if now - handshake.since > handshakeTimeout { closeHandshake(id, handshake) }
-      case .stream(let stream):
-        if let outcome = stream.expired(realNow: realNow, planNow: planNow, idleLimit: idleLimit) {
-          end(id, stream, outcome)
-        }
+    for key in connections.keys() {
+      guard let connection = connections.at(key) else { continue }
+      if connection.pointee.phase == .handshake {
+        if now - connection.pointee.since > handshakeTimeout { closeHandshake(key) }
+      } else if let outcome = connection.pointee.expired(
+        realNow: realNow, planNow: planNow, idleLimit: idleLimit)
+      {
+        end(key, outcome)
       }
     }
     if handshakeCount == 0 {
@@ -369,21 +322,20 @@ final class SOCKSEventLoop: @unchecked Sendable {
     } else if handshakeOrder.count - handshakeOrderStart > 2 * handshakeCount + 1024 {
       // Under constant load some handshake is always pending, so the order list never
       // emptied and grew by one entry per connection: keep only the live ones, in order.
-      handshakeOrder = handshakeOrder[handshakeOrderStart...].filter { id in
-        if case .handshake = connections[id] { return true }
-        return false
-      }
+      handshakeOrder = handshakeOrder[handshakeOrderStart...].filter(isHandshake)
       handshakeOrderStart = 0
     }
   }
 
   private func closeEverything() {
-    for (id, connection) in connections {
-      switch connection {
-      case .handshake(let handshake): closeHandshake(id, handshake)
-      case .stream(let stream): end(id, stream, stream.closedByMock)
+    for key in connections.keys() {
+      guard let connection = connections.at(key) else { continue }
+      if connection.pointee.phase == .handshake {
+        closeHandshake(key)
+      } else {
+        end(key, connection.pointee.closedByMock)
       }
     }
-    lock.withLock { connectionCount = 0 }
+    connectionCount.store(0, ordering: .relaxed)
   }
 }

@@ -5,7 +5,7 @@ import SOCKS
 /// One SOCKS request after its handshake, on its own thread: wait for the bootstrap (ctor),
 /// apply the destination's fault, connect, reply, relay with the fault's shaping, log. Only
 /// what sleeps or blocks comes here (toxics, the bootstrap wait, an upstream hook); a plain
-/// stream runs on the listener's event loop (``LoopStream``).
+/// stream runs on the listener's event loop (``LoopConnection``).
 final class SOCKSStreamRelay: @unchecked Sendable {
   let client: Socket
   let request: SOCKSRequest

@@ -28,11 +28,15 @@ public struct SOCKSServerHandshake: Sendable {
 
   /// Handles the next message at the start of `input` (the unconsumed bytes).
   public mutating func handle(_ input: [UInt8]) -> SOCKSServerAction {
-    handle(input[...])
+    handleMessage(input)
   }
 
   public mutating func handle(_ input: ArraySlice<UInt8>) -> SOCKSServerAction {
-    let bytes = Array(input)
+    handleMessage(Array(input))
+  }
+
+  /// The message parsers read whole arrays: an array given is read as is, not copied.
+  private mutating func handleMessage(_ bytes: [UInt8]) -> SOCKSServerAction {
     let action: SOCKSServerAction
     switch state {
     case .greeting: action = greeting(bytes)
@@ -73,7 +77,8 @@ public struct SOCKSServerHandshake: Sendable {
       let count = Int(bytes[1])
       guard count > 0 else { return fail(.noMethodsOffered, at: 1) }
       guard bytes.count >= 2 + count else { return .needMore }
-      let methods = Array(bytes[2..<(2 + count)])
+      // Read in place: an array is made only to name the methods of a refusal.
+      let methods = bytes[2..<(2 + count)]
       if policy.acceptsUsernamePassword && methods.contains(0x02) {
         state = .authentication
         return SOCKSServerAction(
@@ -84,7 +89,7 @@ public struct SOCKSServerHandshake: Sendable {
         return SOCKSServerAction(
           consumed: 2 + count, reply: [0x05, 0x00], outcome: .continueHandshake)
       }
-      return fail(.noAcceptableMethod(methods), at: 2, reply: [0x05, 0xFF])
+      return fail(.noAcceptableMethod(Array(methods)), at: 2, reply: [0x05, 0xFF])
     case 0x04 where policy.acceptsSOCKS4:
       return socks4(bytes)
     case let first where TorHTTPRejection.httpFirstBytes.contains(first):

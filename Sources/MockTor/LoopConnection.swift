@@ -2,38 +2,30 @@ import FailClosedSupport
 import Foundation
 import SOCKS
 
-/// A stream without toxics on the listener's event loop: a connect that does not block, the
-/// success reply, then both directions copied with non-blocking reads and writes. Readiness is
-/// edge-triggered: each side's "readable" and "writable" hold until a call returns EAGAIN (or
-/// a read comes up short with no close pending). Bytes a side cannot take yet wait in the
-/// stream's buffer, and the other side is not read meanwhile. Ends like the threaded relay:
-/// the destination's close ends the stream, the client's is passed on.
-final class LoopStream {
-  enum Phase { case connecting, relaying }
+/// One client of the SOCKS listener's event loop, from accept to close, kept in place in the
+/// loop's ``ConnectionSlab``: its handshake, then, for a stream without toxics, a connect that
+/// does not block, the success reply, and both directions copied with non-blocking reads and
+/// writes. Readiness is edge-triggered: each side's "readable" and "writable" hold until a call
+/// returns EAGAIN (or a read comes up short with no close pending). Bytes a side cannot take
+/// yet wait in the connection's buffer, and the other side is not read meanwhile. Ends like the
+/// threaded relay: the destination's close ends the stream, the client's is passed on.
+///
+/// It holds bare descriptors (closed by ``close()``) and the client's address as accept wrote
+/// it (made into an address only for a record or a hand-over), so a connection allocates
+/// nothing of its own unless bytes wait.
+struct LoopConnection: ~Copyable {
+  enum Phase { case handshake, connecting, relaying }
 
-  let client: Socket
-  let upstream: Socket
-  let clientFD: Int32
-  let upstreamFD: Int32
-  let request: SOCKSRequest
-  let peer: SocketAddress?
-  let target: SocketAddress
-  /// Plan time the request was handed over, and of the last event.
-  let started: Double
-  var lastActivity: Double
-  /// Real (monotonic) seconds by which the connect must complete.
-  let connectDeadline: Double
-  private(set) var phase = Phase.connecting
-  private(set) var bytesUp = 0
-  private(set) var bytesDown = 0
-  private let personality: MockTorPersonality
-  private var early: [UInt8]
-  private let toUpstream = PendingBytes()
-  private let toClient = PendingBytes()
-  private var clientState = SideState(readable: true)
-  private var upstreamState = SideState(readable: false)
-  /// The client has not closed its side yet (its close is passed on to the destination).
-  private var upOpen = true
+  /// What reading the handshake came to.
+  enum HandshakeStep {
+    /// The next message is not all here yet.
+    case waiting
+    /// The client closed, or sent more than any SOCKS message: close without a word.
+    case close
+    case finished(SOCKSRequest)
+    /// Refused, the reply (tor's bytes) sent: the loop reports it and closes.
+    case failed(SOCKSError)
+  }
 
   struct SideState {
     var readable: Bool
@@ -50,17 +42,111 @@ final class LoopStream {
     }
   }
 
-  /// What the loop registers both sockets for.
+  /// What the loop registers both sockets for, once: no change when a handshake becomes a
+  /// stream.
   static let interest: EventPoll.Events = [
     .readable, .writable, .peerClosedWriting, .edgeTriggered,
   ]
+  /// Every SOCKS message is bounded: more than this unread without a decision is garbage.
+  static let handshakeLimit = 4096
 
-  /// Starts a non-blocking connect to `target`; throws the errno of a connect that failed at
-  /// once.
-  init(
-    client: Socket, clientReadable: Bool, request: SOCKSRequest, early: [UInt8],
-    peer: SocketAddress?, target: SocketAddress, personality: MockTorPersonality, now: Double,
-    connectDeadline: Double
+  let clientFD: Int32
+  private(set) var upstreamFD: Int32 = -1
+  private(set) var phase = Phase.handshake
+  private let peerName: sockaddr_storage
+  /// Harness-clock time of the accept: the handshake's timeout counts from it.
+  let since: Double
+  private var handshake: SOCKSServerHandshake
+  /// Bytes read and not consumed: the start of a message split across reads, then the
+  /// client's early bytes (sent before the reply; passed on once connected).
+  private(set) var unread: [UInt8] = []
+  private var clientState = SideState(readable: false)
+  private var upstreamState = SideState(readable: false)
+  /// The client has not closed its side yet (its close is passed on to the destination).
+  private var upOpen = true
+  /// The stream's, set when the request is relayed.
+  private(set) var request: SOCKSRequest?
+  private var target: SocketAddress?
+  /// Plan time the request was handed over, and of the last event.
+  private(set) var started = 0.0
+  private var lastActivity = 0.0
+  /// Real (monotonic) seconds by which the connect must complete.
+  private var connectDeadline = 0.0
+  private var personality = MockTorPersonality.ctor
+  private(set) var bytesUp = 0
+  private(set) var bytesDown = 0
+  private var toUpstream = PendingBytes()
+  private var toClient = PendingBytes()
+
+  init(clientFD: Int32, peer: sockaddr_storage, policy: SOCKSServerPolicy, since: Double) {
+    self.clientFD = clientFD
+    self.peerName = peer
+    self.handshake = SOCKSServerHandshake(policy: policy)
+    self.since = since
+  }
+
+  /// Where the client connected from.
+  var peer: SocketAddress? { SocketAddress(storage: peerName) }
+
+  // MARK: handshake
+
+  /// Reads what is available (through `chunk`) and advances the handshake, sending its
+  /// replies. `input` is the loop's buffer for it, shared by all its connections: only the
+  /// bytes left over move into the connection, so a handshake read whole allocates nothing.
+  mutating func readHandshake(
+    _ events: EventPoll.Events, chunk: UnsafeMutableRawBufferPointer, input: inout [UInt8]
+  ) -> HandshakeStep {
+    if !events.isDisjoint(with: [.peerClosedWriting, .hangUp, .error]) {
+      clientState.closing = true
+    }
+    guard !events.isDisjoint(with: [.readable, .peerClosedWriting, .hangUp, .error]) else {
+      return .waiting
+    }
+    clientState.readable = true
+    input.removeAll(keepingCapacity: true)
+    if !unread.isEmpty {
+      input += unread
+      unread = []
+    }
+    while clientState.readable {
+      let count = Glibc.read(clientFD, chunk.baseAddress, chunk.count)
+      if count < 0 && errno == EINTR { continue }
+      if count < 0 && errno == EAGAIN {
+        clientState.readable = false
+        break
+      }
+      if count <= 0 { return .close }
+      if count < chunk.count && !clientState.closing { clientState.readable = false }
+      input += UnsafeRawBufferPointer(rebasing: chunk[..<count])
+      if input.count > 2 * Self.handshakeLimit { break }
+    }
+    for _ in 0..<8 {
+      let action = handshake.handle(input)
+      input.removeFirst(action.consumed)
+      if !action.reply.isEmpty { _ = PendingBytes.sendNow(clientFD, action.reply) }
+      switch action.outcome {
+      case .continueHandshake: continue
+      case .needMoreInput:
+        if input.count > Self.handshakeLimit { return .close }
+        if !input.isEmpty { unread = input }
+        return .waiting
+      case .finished(let request):
+        if !input.isEmpty { unread = input }
+        return .finished(request)
+      case .failed(let error):
+        return .failed(error)
+      }
+    }
+    return .close
+  }
+
+  // MARK: stream
+
+  /// Turns the finished handshake into a stream to `target`: starts a connect that does not
+  /// block; throws the errno of a connect that failed at once.
+  mutating func startStream(
+    _ request: SOCKSRequest, to target: SocketAddress, personality: MockTorPersonality,
+    now: Double, connectDeadline: Double
   ) throws(SystemError) {
     let domain = target.family == .ipv4 ? AF_INET : AF_INET6
     let fd = Glibc.socket(
@@ -68,31 +154,26 @@ final class LoopStream {
       Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue),
       0)
     guard fd >= 0 else { throw SystemError("socket") }
-    let socket = Socket(adopting: fd)
     let result = target.withSockAddr { Glibc.connect(fd, $0, $1) }
     if result != 0 && errno != EINPROGRESS {
       let error = SystemError("connect(\(target))")
-      socket.close()
+      Glibc.close(fd)
       throw error
     }
-    self.client = client
-    self.clientFD = client.fd
-    self.upstream = socket
-    self.upstreamFD = fd
+    upstreamFD = fd
+    phase = .connecting
     self.request = request
-    self.early = early
-    self.peer = peer
     self.target = target
     self.personality = personality
-    self.started = now
-    self.lastActivity = now
+    started = now
+    lastActivity = now
     self.connectDeadline = connectDeadline
-    clientState.readable = clientReadable
     clientState.writable = true
   }
 
-  /// Handles events on one side; the outcome once the stream ended (the loop then closes it).
-  func handle(
+  /// Handles events on one side of a stream; the outcome once it ended (the loop then closes
+  /// it).
+  mutating func handle(
     _ events: EventPoll.Events, upstreamSide: Bool, scratch: UnsafeMutableRawBufferPointer,
     now: Double
   ) -> StreamOutcome? {
@@ -117,6 +198,7 @@ final class LoopStream {
   /// A connect past its deadline, or a relay silent both ways past the idle limit.
   func expired(realNow: Double, planNow: Double, idleLimit: Double) -> StreamOutcome? {
     switch phase {
+    case .handshake: return nil
     case .connecting:
       return realNow > connectDeadline ? connectFailed(ETIMEDOUT) : nil
     case .relaying:
@@ -127,24 +209,26 @@ final class LoopStream {
   /// The connect's failure: its reply to the client (best effort: a client that does not read
   /// it loses it), and the outcome.
   static func connectFailure(
-    _ code: Int32, client: Socket, request: SOCKSRequest, personality: MockTorPersonality
+    _ code: Int32, clientFD: Int32, request: SOCKSRequest, personality: MockTorPersonality
   ) -> StreamOutcome {
     let reply = StreamAnswers.connectFailureReply(code, personality)
-    _ = PendingBytes.sendNow(client.fd, request.reply(reply))
+    _ = PendingBytes.sendNow(clientFD, request.reply(reply))
     return StreamOutcome(
       result: "connect failed: \(SystemError("connect", code: code).symbol)", reply: reply,
       target: request.address.description)
   }
 
+  /// Closes both descriptors (the client's alone before a stream).
   func close() {
-    upstream.close()
-    client.close()
+    if upstreamFD >= 0 { Glibc.close(upstreamFD) }
+    Glibc.close(clientFD)
   }
 
   // MARK: private
 
   private func connectFailed(_ code: Int32) -> StreamOutcome {
-    Self.connectFailure(code, client: client, request: request, personality: personality)
+    guard let request else { return StreamOutcome(result: "connect failed", reply: nil) }
+    return Self.connectFailure(code, clientFD: clientFD, request: request, personality: personality)
   }
 
   private func ended(_ result: String) -> StreamOutcome {
@@ -153,7 +237,7 @@ final class LoopStream {
 
   /// The connect is done: it failed if the wake-up said error or hang-up (its errno is then
   /// read), else it succeeded (writable alone means connected: no call needed to ask).
-  private func finishConnect(failed: Bool) -> StreamOutcome? {
+  private mutating func finishConnect(failed: Bool) -> StreamOutcome? {
     var code: Int32 = 0
     if failed {
       var length = socklen_t(MemoryLayout<Int32>.size)
@@ -164,31 +248,32 @@ final class LoopStream {
     // A connect to a port nobody listens on can pick that very port as its source and connect
     // to itself (see Socket.connect): refused, as no listener answered.
     // The port first: it needs no address made, and differs on every other connect.
-    if code == 0, upstream.localPort == target.port, upstream.localAddress == target {
+    if code == 0, let target, Socket.localPort(of: upstreamFD) == target.port,
+      Socket.localAddress(of: upstreamFD) == target
+    {
       code = ECONNREFUSED
     }
     if code != 0 { return connectFailed(code) }
+    guard let request else { return ended("closed") }
     phase = .relaying
     // Sent from the reply's own bytes; only what the client does not take is kept.
     let reply = request.reply(.succeeded)
-    let sent = reply.withUnsafeBytes { bytes in
-      toClient.send(clientFD, UnsafeMutableRawPointer(mutating: bytes.baseAddress!), bytes.count)
-    }
+    let sent = reply.withUnsafeBytes { toClient.send(clientFD, $0.baseAddress!, $0.count) }
     switch sent {
     case .failed: return StreamOutcome(result: "client gone before reply", reply: .succeeded)
     case .blocked: clientState.writable = false
     case .done: break
     }
-    if !early.isEmpty {
-      bytesUp += early.count
-      toUpstream.append(early)
-      early = []
+    if !unread.isEmpty {
+      bytesUp += unread.count
+      toUpstream.append(unread)
+      unread = []
     }
     return nil
   }
 
   /// Moves bytes both ways until neither side can make progress.
-  private func pump(_ scratch: UnsafeMutableRawBufferPointer) -> StreamOutcome? {
+  private mutating func pump(_ scratch: UnsafeMutableRawBufferPointer) -> StreamOutcome? {
     while true {
       var progressed = false
       // Towards the destination.
@@ -202,7 +287,7 @@ final class LoopStream {
         progressed = progressed || toUpstream.count < before
       }
       if upOpen && clientState.readable && toUpstream.isEmpty && upstreamState.writable {
-        let (n, size, result) = Self.move(clientFD, upstreamFD, toUpstream, scratch)
+        let (n, size, result) = Self.move(clientFD, upstreamFD, &toUpstream, scratch)
         if n > 0 {
           bytesUp += n
           if n < size && !clientState.closing { clientState.readable = false }
@@ -232,7 +317,7 @@ final class LoopStream {
         progressed = progressed || toClient.count < before
       }
       if upstreamState.readable && toClient.isEmpty && clientState.writable {
-        let (n, size, result) = Self.move(upstreamFD, clientFD, toClient, scratch)
+        let (n, size, result) = Self.move(upstreamFD, clientFD, &toClient, scratch)
         if n > 0 {
           if n < size && !upstreamState.closing { upstreamState.readable = false }
           switch result {
@@ -262,7 +347,7 @@ final class LoopStream {
   /// keeping what `sink` does not take. The bytes read (errno set when negative), the most that
   /// could have been read, and how the send went.
   private static func move(
-    _ source: Int32, _ sink: Int32, _ pending: PendingBytes,
+    _ source: Int32, _ sink: Int32, _ pending: inout PendingBytes,
     _ scratch: UnsafeMutableRawBufferPointer
   ) -> (Int, Int, PendingBytes.Result) {
     if pending.readsInPlace {
@@ -272,100 +357,5 @@ final class LoopStream {
     let n = Glibc.read(source, scratch.baseAddress, scratch.count)
     guard n > 0 else { return (n, scratch.count, .done) }
     return (n, scratch.count, pending.send(sink, scratch.baseAddress!, n))
-  }
-}
-
-/// Bytes one side of a stream could not take yet, sent from where the last send stopped. A
-/// stream whose destination (or client) once did not take a whole read gets a bulk buffer here
-/// and reads into it from then on, so a long transfer is not copied twice; short streams keep
-/// only the few bytes they queue (the reply).
-final class PendingBytes {
-  enum Result { case done, blocked, failed }
-
-  static let bulkCapacity = 262_144
-  private var base: UnsafeMutableRawPointer?
-  private var capacity = 0
-  private var start = 0
-  private var end = 0
-
-  deinit { base?.deallocate() }
-
-  var isEmpty: Bool { start == end }
-  var count: Int { end - start }
-  /// Reads go straight into this buffer (see ``fill(from:)``).
-  var readsInPlace: Bool { capacity >= Self.bulkCapacity }
-  var readSize: Int { capacity }
-
-  func append(_ bytes: [UInt8]) {
-    guard !bytes.isEmpty else { return }
-    bytes.withUnsafeBytes { keep($0.baseAddress!, $0.count, capacity: count + $0.count) }
-  }
-
-  /// Reads from `fd` into the empty buffer; what read(2) returned.
-  func fill(from fd: Int32) -> Int {
-    start = 0
-    end = 0
-    let n = Glibc.read(fd, base, capacity)
-    if n > 0 { end = n }
-    return n
-  }
-
-  /// Sends what is pending; `.blocked` when the socket's buffer is full.
-  func flush(_ fd: Int32) -> Result {
-    while !isEmpty {
-      let sent = Glibc.send(fd, base! + start, count, Int32(MSG_NOSIGNAL))
-      if sent < 0 {
-        if errno == EINTR { continue }
-        return errno == EAGAIN ? .blocked : .failed
-      }
-      start += sent
-    }
-    start = 0
-    end = 0
-    return .done
-  }
-
-  /// Sends `length` bytes from `bytes` (nothing may be pending); what the socket does not take
-  /// is kept, in a bulk buffer.
-  func send(_ fd: Int32, _ bytes: UnsafeMutableRawPointer, _ length: Int) -> Result {
-    var sent = 0
-    while sent < length {
-      let n = Glibc.send(fd, bytes + sent, length - sent, Int32(MSG_NOSIGNAL))
-      if n < 0 {
-        if errno == EINTR { continue }
-        guard errno == EAGAIN else { return .failed }
-        keep(bytes + sent, length - sent, capacity: Self.bulkCapacity)
-        return .blocked
-      }
-      sent += n
-    }
-    return .done
-  }
-
-  /// Appends `length` bytes, the buffer holding at least `capacity` (and what it holds).
-  private func keep(_ bytes: UnsafeRawPointer, _ length: Int, capacity wanted: Int) {
-    let pending = count
-    if start > 0 {
-      if pending > 0 { memmove(base!, base! + start, pending) }
-      start = 0
-      end = pending
-    }
-    let needed = max(wanted, pending + length)
-    if needed > capacity {
-      let grown = UnsafeMutableRawPointer.allocate(byteCount: needed, alignment: 16)
-      if pending > 0 { grown.copyMemory(from: base!, byteCount: pending) }
-      base?.deallocate()
-      base = grown
-      capacity = needed
-    }
-    (base! + end).copyMemory(from: bytes, byteCount: length)
-    end += length
-  }
-
-  /// One send that does not wait, for replies small enough to fit an empty socket buffer.
-  static func sendNow(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-    bytes.withUnsafeBytes {
-      Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) == $0.count
-    }
   }
 }
