@@ -85,6 +85,16 @@ struct ConnectionSlab<Element: ~Copyable>: ~Copyable {
     return (base + slot).move()
   }
 
+  /// Ends the element `key` names where it lies (the key must name one): no move out.
+  mutating func discard(_ key: Key) {
+    let slot = Int(key.slot)
+    precondition(slot < used && live[slot] && generations[slot] == key.generation)
+    live[slot] = false
+    freeSlots.append(key.slot)
+    count -= 1
+    (base + slot).deinitialize(count: 1)
+  }
+
   /// The keys of every element, in slot order.
   func keys() -> [Key] {
     var keys: [Key] = []

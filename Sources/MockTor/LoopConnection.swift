@@ -79,17 +79,23 @@ struct LoopConnection: ~Copyable {
   /// Real (monotonic) seconds by which the connect must complete.
   private var connectDeadline = 0.0
   private var personality = MockTorPersonality.ctor
-  private let peerName: sockaddr_storage
+  /// The client's address as accept wrote it, in the room an IPv6 one takes (an IPv4 one
+  /// takes less): a fifth of a sockaddr_storage, in a slot every event reaches.
+  private let peerName: sockaddr_in6
 
   init(clientFD: Int32, peer: sockaddr_storage, policy: SOCKSServerPolicy, since: Double) {
     self.clientFD = clientFD
-    self.peerName = peer
+    self.peerName = withUnsafeBytes(of: peer) { $0.loadUnaligned(as: sockaddr_in6.self) }
     self.handshake = SOCKSServerHandshake(policy: policy)
     self.since = since
   }
 
   /// Where the client connected from.
-  var peer: SocketAddress? { SocketAddress(storage: peerName) }
+  var peer: SocketAddress? {
+    var storage = sockaddr_storage()
+    withUnsafeMutableBytes(of: &storage) { $0.storeBytes(of: peerName, as: sockaddr_in6.self) }
+    return SocketAddress(storage: storage)
+  }
 
   // MARK: handshake
 

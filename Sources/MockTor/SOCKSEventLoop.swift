@@ -234,7 +234,8 @@ final class SOCKSEventLoop: @unchecked Sendable {
 
   private func closeHandshake(_ key: Key) {
     handshakeCount -= 1
-    connections.remove(key).close()
+    connections.at(key)?.pointee.close()
+    connections.discard(key)
   }
 
   /// Sends a finished request where its route says (the connection has left the handshake).
@@ -284,12 +285,14 @@ final class SOCKSEventLoop: @unchecked Sendable {
 
   /// Closes a stream and logs how it ended.
   private func end(_ key: Key, _ outcome: StreamOutcome) {
-    let stream = connections.remove(key)
-    stream.close()
-    guard let request = stream.request else { return }
-    log(
-      outcome, request, stream.peer, started: stream.started, bytesUp: stream.bytesUp,
-      bytesDown: stream.bytesDown)
+    guard let stream = connections.at(key) else { return }
+    stream.pointee.close()
+    if let request = stream.pointee.request {
+      log(
+        outcome, request, stream.pointee.peer, started: stream.pointee.started,
+        bytesUp: stream.pointee.bytesUp, bytesDown: stream.pointee.bytesDown)
+    }
+    connections.discard(key)
   }
 
   private func log(

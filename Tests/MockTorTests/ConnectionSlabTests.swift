@@ -87,6 +87,22 @@ private struct Tracked: ~Copyable {
     #expect(census.alive.load(ordering: .relaxed) == expected)
   }
 
+  @Test func discardingEndsTheElementWhereItLies() {
+    let census = Census()
+    var slab = ConnectionSlab<Tracked>(capacity: 2)
+    let kept = slab.insert(Tracked(1, census))
+    let discarded = slab.insert(Tracked(2, census))
+    slab.discard(discarded)
+    #expect(census.alive.load(ordering: .relaxed) == 1)
+    #expect(slab.count == 1)
+    #expect(slab.at(discarded) == nil)
+    #expect(slab.at(kept)?.pointee.value == 1)
+    // Its slot goes to the next element, under a new key.
+    let next = slab.insert(Tracked(3, census))
+    #expect(next.slot == discarded.slot && next != discarded)
+    #expect(slab.keys() == [kept, next])
+  }
+
   @Test func theSlabsEndEndsWhatItHolds() {
     let census = Census()
     do {
