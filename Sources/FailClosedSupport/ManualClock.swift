@@ -43,24 +43,11 @@ public final class ManualClock: HarnessClock, @unchecked Sendable {
 
   public func sleep(seconds: Double) async throws {
     let id = takeID()
-    try await withTaskCancellationHandler {
-      try await withCheckedThrowingContinuation { (cont: CheckedContinuation<Void, any Error>) in
-        lock.lock()
-        if Task.isCancelled {
-          lock.unlock()
-          cont.resume(throwing: CancellationError())
-          return
-        }
-        if seconds <= 0 {
-          lock.unlock()
-          cont.resume()
-          return
-        }
-        entries.append(Entry(id: id, deadline: current + seconds, waiter: .sleeper(cont)))
-        lock.unlock()
-      }
-    } onCancel: {
-      if case .sleeper(let cont)? = remove(id) { cont.resume(throwing: CancellationError()) }
+    try await QueuedSleep.wait(seconds: seconds, lock: lock) { cont in
+      entries.append(Entry(id: id, deadline: current + seconds, waiter: .sleeper(cont)))
+    } dequeue: { [self] in
+      if case .sleeper(let cont)? = remove(id) { return cont }
+      return nil
     }
   }
 

@@ -76,24 +76,11 @@ public final class SkippingClock: HarnessClock, @unchecked Sendable {
 
   public func sleep(seconds: Double) async throws {
     let id = takeID()
-    try await withTaskCancellationHandler {
-      try await withCheckedThrowingContinuation { (cont: CheckedContinuation<Void, any Error>) in
-        lock.lock()
-        if Task.isCancelled {
-          lock.unlock()
-          cont.resume(throwing: CancellationError())
-          return
-        }
-        if seconds <= 0 {
-          lock.unlock()
-          cont.resume()
-          return
-        }
-        addLocked(Entry(id: id, deadline: deadline(after: seconds), wake: .continuation(cont)))
-        lock.unlock()
-      }
-    } onCancel: {
-      if case .continuation(let cont)? = remove(id) { cont.resume(throwing: CancellationError()) }
+    try await QueuedSleep.wait(seconds: seconds, lock: lock) { cont in
+      addLocked(Entry(id: id, deadline: deadline(after: seconds), wake: .continuation(cont)))
+    } dequeue: { [self] in
+      if case .continuation(let cont)? = remove(id) { return cont }
+      return nil
     }
   }
 

@@ -143,6 +143,18 @@ import Testing
     #expect(real.now >= 0.05 && real.now < 30)
   }
 
+  /// A task asleep on the clock and cancelled throws at once, long before its deadline.
+  @Test(.timeLimit(.minutes(1))) func cancellingASleeperThrows() async throws {
+    let path = Self.temporaryPagePath()
+    defer { unlink(path) }
+    let runner = try ClockPage.create(at: path)
+    let clock = try SkippingClock(factor: 1, epoch: .now, page: try ClockPage.open(at: path))
+    let sleeper = Task { try await clock.sleep(seconds: 10_000) }
+    #expect(Self.waitFor { runner.slot(clock.slot).deadline != nil })
+    sleeper.cancel()
+    await #expect(throws: CancellationError.self) { try await sleeper.value }
+  }
+
   /// A hold is counted in the process's slot while its body runs, and only then.
   @Test func holdsCountInTheSlotWhileTheyRun() throws {
     let path = Self.temporaryPagePath()
