@@ -184,11 +184,17 @@ public final class SkippingClock: HarnessClock, @unchecked Sendable {
 /// must not jump. Code that cannot see the clock (sockets, sessions) holds through here; with
 /// no skipping clock in the process it does nothing.
 public enum RunClockHold {
-  private struct Registration: @unchecked Sendable {
+  fileprivate struct Registration: @unchecked Sendable {
     let page: ClockPage
     let slot: Int
   }
   private static let current = Mutex<Registration?>(nil)
+
+  /// One hold, ended by ``end(_:)`` on the page it began on: a clock registered meanwhile
+  /// (another test of the process) must not lose a hold it never got.
+  public struct Hold: Sendable {
+    fileprivate let registration: Registration?
+  }
 
   static func register(page: ClockPage, slot: Int) {
     current.withLock { $0 = Registration(page: page, slot: slot) }
@@ -197,20 +203,22 @@ public enum RunClockHold {
   /// Whether a skipping clock is in use in this process.
   public static var isActive: Bool { current.withLock { $0 != nil } }
 
-  public static func begin() {
-    current.withLock { $0 }.map { $0.page.addHold(1, slot: $0.slot) }
+  /// Holds the clock until ``end(_:)`` (a hold for the whole run is never ended).
+  @discardableResult
+  public static func begin() -> Hold {
+    let hold = Hold(registration: current.withLock { $0 })
+    hold.registration.map { $0.page.addHold(1, slot: $0.slot) }
+    return hold
   }
 
-  public static func end() {
-    current.withLock { $0 }.map { $0.page.addHold(-1, slot: $0.slot) }
+  public static func end(_ hold: Hold) {
+    hold.registration.map { $0.page.addHold(-1, slot: $0.slot) }
   }
 
-  /// Runs `body` holding the clock. The hold ends on the page it began on: a clock
-  /// registered meanwhile (another test of the process) must not lose a hold it never got.
+  /// Runs `body` holding the clock.
   public static func during<T>(_ body: () throws -> T) rethrows -> T {
-    let held = current.withLock { $0 }
-    held.map { $0.page.addHold(1, slot: $0.slot) }
-    defer { held.map { $0.page.addHold(-1, slot: $0.slot) } }
+    let hold = begin()
+    defer { end(hold) }
     return try body()
   }
 }

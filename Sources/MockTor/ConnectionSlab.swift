@@ -77,22 +77,12 @@ struct ConnectionSlab<Element: ~Copyable>: ~Copyable {
 
   /// Takes the element `key` names out of the slab (the key must name one).
   mutating func remove(_ key: Key) -> Element {
-    let slot = Int(key.slot)
-    precondition(slot < used && live[slot] && generations[slot] == key.generation)
-    live[slot] = false
-    freeSlots.append(key.slot)
-    count -= 1
-    return (base + slot).move()
+    (base + vacate(key)).move()
   }
 
   /// Ends the element `key` names where it lies (the key must name one): no move out.
   mutating func discard(_ key: Key) {
-    let slot = Int(key.slot)
-    precondition(slot < used && live[slot] && generations[slot] == key.generation)
-    live[slot] = false
-    freeSlots.append(key.slot)
-    count -= 1
-    (base + slot).deinitialize(count: 1)
+    (base + vacate(key)).deinitialize(count: 1)
   }
 
   /// The keys of every element, in slot order.
@@ -103,6 +93,17 @@ struct ConnectionSlab<Element: ~Copyable>: ~Copyable {
       keys.append(Key(slot: UInt32(slot), generation: generations[slot]))
     }
     return keys
+  }
+
+  /// Frees the slot `key` names for reuse; the slot, its element still to be moved out or
+  /// deinitialized.
+  private mutating func vacate(_ key: Key) -> Int {
+    let slot = Int(key.slot)
+    precondition(slot < used && live[slot] && generations[slot] == key.generation)
+    live[slot] = false
+    freeSlots.append(key.slot)
+    count -= 1
+    return slot
   }
 
   private mutating func grow() {

@@ -230,13 +230,13 @@ final class RelayOpenExpiry: @unchecked Sendable {
 
 /// A relay's hold on the run's skipping clock while it opens (``RunClockHold``), released once.
 final class RelayOpenHold {
-  private var held = true
+  private var hold: RunClockHold.Hold?
 
-  init() { RunClockHold.begin() }
+  init() { hold = RunClockHold.begin() }
 
   func release() {
-    guard held else { return }
-    held = false
-    RunClockHold.end()
+    guard let hold else { return }
+    self.hold = nil
+    RunClockHold.end(hold)
   }
 }

@@ -71,7 +71,7 @@ import TLS
     let seconds = realSeconds(timeout)
     BlockingIO.detach("failclosed.fetch") {
       // Its timeouts are real (the kernel's): no jump of a skipping clock meanwhile.
-      RunClockHold.begin()
+      let hold = RunClockHold.begin()
       let result: Result<FetchedResponse, NetworkFailure>
       do {
         let stream = try HTTPStream.open(
@@ -85,7 +85,7 @@ import TLS
         result = .failure(.connection("\(error)"))
       }
       Task { @AppActor in task.complete(result) }
-      RunClockHold.end()
+      RunClockHold.end(hold)
     }
     return task
   }

@@ -64,17 +64,26 @@ func openStream(
   }
 }
 
+/// A ctor mock that maps echo.test to `echo`, and its SOCKS address.
+func mockRelaying(to echo: EchoDestination) throws -> (MockTor, SocketAddress) {
+  var map = DestinationMap()
+  map.add("echo.test", echo.address)
+  let mock = try makeMock(.ctor, destinations: map)
+  guard let proxy = mock.socksAddress else {
+    mock.stop()
+    throw SystemError("mock Tor: no SOCKS address after start", code: EADDRNOTAVAIL)
+  }
+  return (mock, proxy)
+}
+
 /// Streams without toxics, relayed on the listener's event loop: whole and in order under
 /// back-pressure, half-closes passed on, every stream closed and logged when the mock stops.
 @Suite(.serialized) struct LoopStreamTests {
   @Test func megabytesBothWaysArriveWholeThroughASlowDestination() async throws {
     let echo = try EchoDestination(delay: 0.002)
     defer { echo.stop() }
-    var map = DestinationMap()
-    map.add("echo.test", echo.address)
-    let mock = try makeMock(.ctor, destinations: map)
+    let (mock, proxy) = try mockRelaying(to: echo)
     defer { mock.stop() }
-    let proxy = try #require(mock.socksAddress)
     let total = 4 << 20
     let sent = (0..<total).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 13) }
     let received = try await BlockingIO.run("test.loop.bulk") {
@@ -111,11 +120,8 @@ func openStream(
   @Test func stoppingTheMockClosesAndLogsEveryStreamOnTheLoop() async throws {
     let echo = try EchoDestination()
     defer { echo.stop() }
-    var map = DestinationMap()
-    map.add("echo.test", echo.address)
-    let mock = try makeMock(.ctor, destinations: map)
+    let (mock, proxy) = try mockRelaying(to: echo)
     defer { mock.stop() }
-    let proxy = try #require(mock.socksAddress)
     let streams = try await BlockingIO.run("test.loop.stop") {
       try (0..<20).map { _ in
         let socket = try openStream(through: proxy, host: "echo.test", port: 7)
@@ -166,11 +172,8 @@ func openStream(
   @Test func aClientsCloseComesBackAsTheEndOfTheStream() async throws {
     let echo = try EchoDestination()
     defer { echo.stop() }
-    var map = DestinationMap()
-    map.add("echo.test", echo.address)
-    let mock = try makeMock(.ctor, destinations: map)
+    let (mock, proxy) = try mockRelaying(to: echo)
     defer { mock.stop() }
-    let proxy = try #require(mock.socksAddress)
     let (echoed, end) = try await BlockingIO.run("test.loop.halfclose") {
       let stream = try openStream(through: proxy, host: "echo.test", port: echo.address.port)
       defer { stream.close() }

@@ -143,6 +143,28 @@ import Testing
     #expect(real.now >= 0.05 && real.now < 30)
   }
 
+  /// A hold ends on the page it began on, though another clock was registered meanwhile (as
+  /// tests of one process do): the first page's count comes back, the second's never drops.
+  @Test func aHoldEndsOnThePageItBeganOn() throws {
+    let firstPath = Self.temporaryPagePath()
+    let secondPath = Self.temporaryPagePath()
+    defer {
+      unlink(firstPath)
+      unlink(secondPath)
+    }
+    let firstRunner = try ClockPage.create(at: firstPath)
+    let first = try SkippingClock(factor: 1, epoch: .now, page: try ClockPage.open(at: firstPath))
+    let hold = RunClockHold.begin()
+    #expect(firstRunner.slot(first.slot).holds >= 1)
+    let secondRunner = try ClockPage.create(at: secondPath)
+    let second = try SkippingClock(
+      factor: 1, epoch: .now, page: try ClockPage.open(at: secondPath))
+    RunClockHold.end(hold)
+    // Other suites' connects may hold too while this runs (the registration is the process's).
+    #expect(Self.waitFor { firstRunner.slot(first.slot).holds == 0 })
+    #expect(Self.waitFor { secondRunner.slot(second.slot).holds == 0 })
+  }
+
   /// A task asleep on the clock and cancelled throws at once, long before its deadline.
   @Test(.timeLimit(.minutes(1))) func cancellingASleeperThrows() async throws {
     let path = Self.temporaryPagePath()
