@@ -15,7 +15,7 @@ public func fuzzPcapFile(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
   fclose(file)
   defer { unlink(path) }
   guard !hasTimestampPast2262(path) else { return 0 }
-  let policy = AuditPolicy(allowed: [Endpoint("10.66.1.10:9001")!])
+  let policy = AuditPolicy(allowed: [(Endpoint("10.66.1.10:9001")!, .orPort)])
   do {
     let report = try PcapFileReader.audit(path: path, policy: policy)
     // A damaged file keeps what was read before the damage but never passes.

@@ -1,5 +1,7 @@
 /// Deny by default, and direction first. What leaves the device must go to an allowed
-/// {address, port}; what arrives may come from anywhere (it left nothing), and counts as the
+/// {address, port} in the transport its role speaks (``EndpointRole``: a relay, a DirPort
+/// and a bridge speak TCP only), and the device's bytes on such a flow must be what that
+/// role speaks (``TorEndpointContent``, checked by the auditor); what arrives may come from anywhere (it left nothing), and counts as the
 /// reply of an allowed flow only when it comes from an allowed endpoint to the device. The
 /// direction comes from the capture, never from a packet's own addresses (see
 /// ``PacketDirection``), so a packet that leaves with an allowed endpoint forged as its
@@ -10,7 +12,7 @@
 /// direction, no device addresses), a packet from an allowed endpoint is `undecided`, which
 /// makes the verdict inconclusive, never a pass.
 public struct AuditPolicy: Sendable {
-  public var allowed: Set<Endpoint>
+  public var allowed: AllowedEndpoints
   public var syncProbe: SyncProbe?
   /// The device's own addresses. Used for the direction when the capture gives none, and to
   /// check that replies and errors name the device.
@@ -30,7 +32,8 @@ public struct AuditPolicy: Sendable {
   public var farEndOfLink: Bool
 
   public init(
-    allowed: Set<Endpoint> = [], syncProbe: SyncProbe? = nil, deviceAddresses: Set<IPAddress> = [],
+    allowed: AllowedEndpoints = [], syncProbe: SyncProbe? = nil,
+    deviceAddresses: Set<IPAddress> = [],
     deviceLinkAddresses: [UInt64] = [], linkNetworks: [IPNetwork] = [],
     maximumFlows: Int = 100_000, maximumLeakGroups: Int = 10_000, farEndOfLink: Bool = false
   ) {
@@ -105,7 +108,7 @@ public struct AuditPolicy: Sendable {
     }
     if let probe = syncProbe, packet.ipProtocol == IPProtocolNumber.udp, packet.hasPorts,
       packet.destinationEndpoint == probe.destination, packet.anomalies.isEmpty,
-      !packet.isFragment, probe.matches(payload)
+      packet.networkExtras.isEmpty, !packet.isFragment, probe.matches(payload)
     {
       return Judgement(.control)
     }
@@ -116,17 +119,22 @@ public struct AuditPolicy: Sendable {
       return Judgement(.leak(leakClass(packet)), reason)
     }
     if packet.hasQuotedPacket { return judgeLeavingError(packet, direction) }
-    if packet.hasPorts && allowed.contains(packet.destinationEndpoint) {
-      return Judgement(.allowed)
+    if packet.hasPorts, let role = allowed.role(of: packet.destinationEndpoint) {
+      if role.transport == packet.ipProtocol { return Judgement(.allowed) }
+      return Judgement(.leak(leakClass(packet, payload)), .protocolNotAllowed)
     }
     let fromAllowed =
       packet.hasPorts
       ? allowed.contains(packet.sourceEndpoint)
-      : allowed.contains { $0.address == packet.source }
+      : allowed.containsAddress(packet.source)
     if fromAllowed {
       // Unknown direction: a reply from the allowed endpoint, or a forged packet leaving.
       return direction == .unknown
         ? Judgement(.undecided) : Judgement(.leak(leakClass(packet)), .forgedSource)
+    }
+    // ICMP or another protocol to an allowed address: the endpoint speaks only its transport.
+    if !packet.hasPorts && allowed.containsAddress(packet.destination) {
+      return Judgement(.leak(leakClass(packet)), .protocolNotAllowed)
     }
     return Judgement(.leak(leakClass(packet)), .destinationNotAllowed)
   }
@@ -139,7 +147,8 @@ public struct AuditPolicy: Sendable {
     }
     let toDevice = deviceAddresses.isEmpty || deviceAddresses.contains(packet.destination)
     if let probe = syncProbe, isProbeError(packet, probe) { return Judgement(.control) }
-    if packet.hasPorts && toDevice && allowed.contains(packet.sourceEndpoint)
+    if packet.hasPorts && toDevice
+      && allowed.allows(packet.sourceEndpoint, transport: packet.ipProtocol)
       && packet.anomalies.isEmpty
     {
       return Judgement(.allowed)
@@ -167,6 +176,8 @@ public struct AuditPolicy: Sendable {
   {
     let errorClass: LeakClass = packet.network == .ipv6 ? .ipv6 : .icmp
     if let reason = errorFits(packet) { return Judgement(.leak(errorClass), reason) }
+    // An error needs no IPv4 option and no IPv6 extension header.
+    if !packet.networkExtras.isEmpty { return Judgement(.leak(errorClass), .headerNotNeeded) }
     let quotedFromAllowed = quotedEndpointAllowed(packet.quotedSource, packet.quotedProtocol)
     if quotedFromAllowed {
       guard packet.destination == packet.quotedSource.address,
@@ -191,10 +202,7 @@ public struct AuditPolicy: Sendable {
   }
 
   private func quotedEndpointAllowed(_ endpoint: Endpoint, _ proto: UInt8) -> Bool {
-    if proto == IPProtocolNumber.tcp || proto == IPProtocolNumber.udp {
-      return allowed.contains(endpoint)
-    }
-    return false
+    allowed.allows(endpoint, transport: proto)
   }
 
   /// Nil when the error has the size an error may have and a quote consistent with itself:
@@ -215,7 +223,20 @@ public struct AuditPolicy: Sendable {
     if anomalies.isEmpty { return nil }
     if anomalies.contains(.fragmentOverlap) { return .fragmentOverlap }
     if anomalies.contains(.routingHeader) { return .routingHeader }
+    if anomalies.contains(.extensionOptionData) { return .extensionOptions }
+    if anomalies.contains(.trailingData) { return .trailingData }
     return .ipOptions
+  }
+
+  /// As ``leakClass(_:)``, and UDP whose payload is a DNS query counts as DNS on any port
+  /// (a query sent to a relay's port is still a name in clear).
+  func leakClass(_ packet: DecodedPacket, _ payload: UnsafeRawBufferPointer) -> LeakClass {
+    if packet.ipProtocol == IPProtocolNumber.udp, packet.hasPorts, !packet.isLaterFragment,
+      !DNSQuestionParser.questionNames(payload).isEmpty
+    {
+      return .dns
+    }
+    return leakClass(packet)
   }
 
   @inline(__always)

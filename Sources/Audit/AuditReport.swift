@@ -26,6 +26,9 @@ public struct InconclusiveReason: Sendable, Codable, Hashable, CustomStringConve
     case noPackets = "no-packets"
     case directionUnknown = "direction-unknown"
     case captureError = "capture-error"
+    /// A flow to a Tor endpoint whose bytes the capture cannot show from the start (no SYN,
+    /// a gap, a start cut short): its content is unchecked.
+    case contentUnverified = "content-unverified"
   }
 
   public var kind: Kind
@@ -127,6 +130,8 @@ public struct AuditStatistics: Sendable, Codable, Hashable {
   /// Packets of flows beyond the flow cap (judged and counted, not kept as flows).
   public var flowOverflowPackets = 0
   public var leakGroupOverflowPackets = 0
+  /// Flows to a Tor endpoint whose content the capture could not show from the start.
+  public var unverifiedFlows = 0
   public var firstTime: Double?
   public var lastTime: Double?
 

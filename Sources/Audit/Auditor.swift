@@ -71,6 +71,8 @@ struct AuditorCore {
   private var lastFlowIndex = 0
   /// Positive-control packets seen leaving (their errors are not counted).
   private var probePackets = 0
+  /// The first flow to a Tor endpoint whose content could not be followed, and why.
+  private var firstUnverified: String?
 
   private struct LeakKey: Hashable {
     var leakClass: LeakClass
@@ -193,6 +195,23 @@ struct AuditorCore {
       disposition = judgement.disposition
       reason = judgement.reason
     }
+    var contentEvidence: String?
+    if disposition == .allowed && packet.ipProtocol == IPProtocolNumber.tcp && packet.hasPorts
+      && packet.direction != .inbound,
+      let role = policy.allowed.role(of: packet.destinationEndpoint), role.checksContent
+    {
+      switch checkContent(role, packet, payload, flowIndex) {
+      case .fine, .unverifiable:
+        break
+      case .failed(let evidence):
+        disposition = .leak(.clearOnTorEndpoint)
+        reason = .contentNotAllowed
+        contentEvidence = evidence
+      case .alreadyFailed:
+        disposition = .leak(.clearOnTorEndpoint)
+        reason = .contentNotAllowed
+      }
+    }
     if disposition == .control && packet.ipProtocol == IPProtocolNumber.udp {
       probePackets += 1
       if probePackets > SyncProbe.maximumPackets {
@@ -228,11 +247,12 @@ struct AuditorCore {
       }
     case .leak(let leakClass):
       statistics.leakPackets += 1
-      names = extractNames(packet, payload)
-      recordLeak(leakClass, reason, packet, payload, timestamp, wireLength, names)
+      names = extractNames(packet, payload, leakClass)
+      recordLeak(
+        leakClass, reason, packet, frame, payload, timestamp, wireLength, names, contentEvidence)
     case .leakReply(let leakClass):
       statistics.leakReplyPackets += 1
-      names = extractNames(packet, payload)
+      names = extractNames(packet, payload, leakClass)
       recordLeakReply(leakClass, packet, names)
     }
     if !names.isEmpty, let flowIndex {
@@ -245,16 +265,75 @@ struct AuditorCore {
     return disposition
   }
 
-  /// Names in clear: DNS questions on DNS ports, TLS SNI, HTTP Host. Only leaks pay for this.
-  private func extractNames(_ packet: DecodedPacket, _ payload: UnsafeRawBufferPointer)
-    -> [String]
-  {
+  private enum ContentResult {
+    case fine, unverifiable, alreadyFailed
+    case failed(String)
+  }
+
+  /// Feeds a packet the device sent to a Tor endpoint to its flow's content check; on a
+  /// failure, the evidence: where in the stream, what was there, what the role expects.
+  private mutating func checkContent(
+    _ role: EndpointRole, _ packet: DecodedPacket, _ payload: UnsafeRawBufferPointer,
+    _ flowIndex: Int?
+  ) -> ContentResult {
+    let flowText =
+      "tcp \(packet.sourceEndpoint) -> \(packet.destinationEndpoint) (\(role.noun))"
+    guard let index = flowIndex else {
+      // Beyond the flow cap nothing can be followed.
+      if packet.payloadLength > 0 { noteUnverified(flowText, "the flow table is full") }
+      return .unverifiable
+    }
+    var outcome = TorEndpointContent.Outcome.fine
+    flows.update(index) { flow in
+      if flow.content == nil { flow.content = TorEndpointContent(role: role) }
+      if packet.isFragment {
+        // No Tor client's TCP is fragmented (Linux sets DF and follows the path MTU), and
+        // the check does not reassemble: the flow's bytes are not followed.
+        if flow.content!.giveUp() {
+          outcome = .unverifiable("its bytes were sent in IP fragments, which are not reassembled")
+        } else if flow.content!.phase == .failed {
+          outcome = .alreadyFailed
+        }
+        return
+      }
+      outcome = flow.content!.step(
+        flags: packet.tcpFlags, sequence: packet.tcpSequence, payload: payload)
+    }
+    switch outcome {
+    case .fine: return .fine
+    case .alreadyFailed: return .alreadyFailed
+    case .unverifiable(let why):
+      noteUnverified(flowText, why)
+      return .unverifiable
+    case .failed(let streamOffset, let payloadIndex, let expected):
+      flows.update(index) { $0.disposition = .leak(.clearOnTorEndpoint) }
+      let rest = UnsafeRawBufferPointer(rebasing: payload[min(payloadIndex, payload.count)...])
+      let found = ClearProtocolRecogniser.recognise(
+        UnsafeRawBufferPointer(rebasing: rest.prefix(16)), firstSegment: rest.count,
+        complete: true)
+      return .failed(
+        "the device's bytes to \(packet.destinationEndpoint), \(role.noun), at stream byte "
+          + "\(streamOffset): \(ClearProtocolRecogniser.preview(rest))"
+          + (found.map { " (\($0))" } ?? "") + "; expected \(expected)")
+    }
+  }
+
+  private mutating func noteUnverified(_ flow: String, _ why: String) {
+    statistics.unverifiedFlows += 1
+    if firstUnverified == nil { firstUnverified = "\(flow): \(why)" }
+  }
+
+  /// Names in clear: DNS questions on DNS ports (and in any UDP leak classed DNS), TLS SNI,
+  /// HTTP Host. Only leaks pay for this.
+  private func extractNames(
+    _ packet: DecodedPacket, _ payload: UnsafeRawBufferPointer, _ leakClass: LeakClass
+  ) -> [String] {
     guard packet.hasPorts, !packet.isLaterFragment, !payload.isEmpty else { return [] }
     let dnsPort =
       LeakClass.isDNSPort(packet.destinationPort) || LeakClass.isDNSPort(packet.sourcePort)
     let dnsPlain = dnsPort && packet.destinationPort != 853 && packet.sourcePort != 853
     if packet.ipProtocol == IPProtocolNumber.udp {
-      return dnsPlain ? DNSQuestionParser.questionNames(payload) : []
+      return dnsPlain || leakClass == .dns ? DNSQuestionParser.questionNames(payload) : []
     }
     guard packet.ipProtocol == IPProtocolNumber.tcp else { return [] }
     if dnsPlain { return DNSQuestionParser.questionNamesOverTCP(payload) }
@@ -273,7 +352,8 @@ struct AuditorCore {
 
   private mutating func recordLeak(
     _ leakClass: LeakClass, _ reason: LeakReason, _ packet: DecodedPacket,
-    _ payload: UnsafeRawBufferPointer, _ timestamp: Int64, _ length: Int, _ names: [String]
+    _ frame: UnsafeRawBufferPointer, _ payload: UnsafeRawBufferPointer, _ timestamp: Int64,
+    _ length: Int, _ names: [String], _ contentEvidence: String?
   ) {
     let isIP = packet.network == .ipv4 || packet.network == .ipv6
     let key = LeakKey(
@@ -300,13 +380,16 @@ struct AuditorCore {
     leakIndex[key] = leaks.count
     leaks.append(
       LeakState(
-        key: key, direction: packet.direction, evidence: Self.evidence(reason, packet),
+        key: key, direction: packet.direction,
+        evidence: contentEvidence ?? evidence(reason, packet, frame),
         sample: Self.hex(payload.prefix(64)), sources: [source], names: names, first: timestamp,
         last: timestamp, packets: 1, bytes: length, replies: 0))
   }
 
   /// A sentence on what the first packet of a leak showed beyond its addresses.
-  private static func evidence(_ reason: LeakReason, _ packet: DecodedPacket) -> String? {
+  private func evidence(
+    _ reason: LeakReason, _ packet: DecodedPacket, _ frame: UnsafeRawBufferPointer
+  ) -> String? {
     var parts: [String] = []
     if packet.hasQuotedPacket {
       parts.append(
@@ -328,6 +411,19 @@ struct AuditorCore {
       parts.append("IPv4 options: " + kinds.joined(separator: ", "))
     case .routingHeader:
       parts.append("IPv6 routing header: \(packet.destination) is only a waypoint")
+    case .protocolNotAllowed:
+      let name = IPProtocolNumber.name(packet.ipProtocol)
+      if let role = policy.allowed.role(of: packet.destinationEndpoint) {
+        parts.append(
+          "\(name) to \(packet.destinationEndpoint), \(role.noun), which speaks "
+            + "\(IPProtocolNumber.name(role.transport)) only")
+      } else {
+        parts.append(
+          "\(name) to \(packet.destination), an allowed endpoint's address; only its "
+            + "endpoints' own transport is allowed")
+      }
+    case .extensionOptions, .trailingData, .headerNotNeeded, .malformedLinkControl:
+      if let text = PacketDecoder.describeExtras(packet, frame) { parts.append(text) }
     default:
       break
     }
@@ -384,6 +480,26 @@ struct AuditorCore {
             + "device's addresses (--device) or MAC (--device-mac), or capture with Linux "
             + "cooked headers (SLL/SLL2), which carry the direction"))
     }
+    var unverified = statistics.unverifiedFlows
+    var firstUnverified = self.firstUnverified
+    for flow in flows.flows {
+      guard let content = flow.content, content.startUndecided else { continue }
+      unverified += 1
+      if firstUnverified == nil {
+        firstUnverified =
+          "tcp \(Endpoint(address: flow.key.source, port: flow.key.sourcePort)) -> "
+          + "\(Endpoint(address: flow.key.destination, port: flow.key.destinationPort)) "
+          + "(\(content.role.noun)): the capture ends \(content.streamOffset) bytes into what "
+          + "its start must show"
+      }
+    }
+    if unverified > 0, let firstUnverified {
+      reasons.append(
+        InconclusiveReason(
+          .contentUnverified,
+          "\(unverified) flows to Tor endpoints could not be checked from their first byte, so "
+            + "what they carried is unknown; first: \(firstUnverified)"))
+    }
     if policy.syncProbe == nil && statistics.packets == 0 {
       reasons.append(
         InconclusiveReason(.noPackets, "the capture holds no packets: nothing seen proves nothing"))
@@ -406,6 +522,7 @@ struct AuditorCore {
       statistics.leakPackets > 0 ? .leak : (reasons.isEmpty ? .pass : .inconclusive)
     let origin = firstTimestamp ?? 0
     var stats = statistics
+    stats.unverifiedFlows = unverified
     stats.firstTime = firstTimestamp.map(Self.seconds)
     stats.lastTime = firstTimestamp == nil ? nil : Self.seconds(lastTimestamp)
     let leakRecords = leaks.map { leak in
@@ -434,7 +551,7 @@ struct AuditorCore {
         disposition: flow.disposition.label, names: flow.names)
     }
     return AuditReport(
-      verdict: verdict, reasons: reasons, allowed: policy.allowed.sorted().map(\.description),
+      verdict: verdict, reasons: reasons, allowed: policy.allowed.descriptions,
       syncProbe: policy.syncProbe.map { "udp \($0.destination)" }, leaks: leakRecords,
       linkControl: linkControl, statistics: stats, capture: capture, flows: flowRecords)
   }

@@ -27,6 +27,9 @@ public struct DecodedPacket: Sendable {
   public var isLaterFragment = false
   public var fragmentID: UInt32 = 0
   public var tcpFlags: UInt8 = 0
+  /// The TCP sequence number: the content check of a Tor endpoint follows the device's bytes
+  /// in order from the SYN.
+  public var tcpSequence: UInt32 = 0
   public var icmpType: UInt8 = 0
   public var icmpCode: UInt8 = 0
   /// For ICMP errors: the packet the error quotes (its protocol, destination and ports), so an
@@ -56,6 +59,10 @@ public struct DecodedPacket: Sendable {
   /// A fragment's offset in bytes.
   public var fragmentOffset = 0
   public var anomalies = PacketAnomalies()
+  /// The network layer's extras: IPv4 options (any but end and no-op padding) and which IPv6
+  /// extension headers the packet carries. An exempt packet may carry only what its protocol
+  /// needs (MLD: a hop-by-hop router alert; IGMP: an IPv4 router alert; nothing else).
+  public var networkExtras = NetworkExtras()
   /// For ICMP errors: how many bytes of the quoted packet the error carries, and the length
   /// the quoted IP header claims for the packet it was cut from.
   public var quotedBytes = 0
@@ -65,6 +72,24 @@ public struct DecodedPacket: Sendable {
 
   public var sourceEndpoint: Endpoint { Endpoint(address: source, port: sourcePort) }
   public var destinationEndpoint: Endpoint { Endpoint(address: destination, port: destinationPort) }
+}
+
+/// Which IPv4 options and IPv6 extension headers a packet carries (not what they say: a
+/// problem in them is a ``PacketAnomalies`` member).
+public struct NetworkExtras: OptionSet, Sendable, Hashable {
+  public let rawValue: UInt8
+  public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+  /// IPv4 router alert (option 148) or IPv6 hop-by-hop router alert (option 5).
+  public static let routerAlert = NetworkExtras(rawValue: 1)
+  /// An IPv4 option other than end, no-op and router alert.
+  public static let otherIPv4Option = NetworkExtras(rawValue: 2)
+  public static let hopByHop = NetworkExtras(rawValue: 4)
+  public static let destinationOptions = NetworkExtras(rawValue: 8)
+  public static let routing = NetworkExtras(rawValue: 16)
+  public static let fragmentHeader = NetworkExtras(rawValue: 32)
+  /// Authentication, mobility, HIP or shim6 headers.
+  public static let otherExtensionHeader = NetworkExtras(rawValue: 64)
 }
 
 /// IP protocol numbers the audit names.

@@ -11,6 +11,8 @@ struct FlowState {
   /// addresses but the other direction is judged afresh.
   var direction: PacketDirection
   var names: [String] = []
+  /// For a TCP flow to a Tor endpoint: the device's bytes followed from the SYN.
+  var content: TorEndpointContent?
 }
 
 /// An open-addressing hash table of flows with a hard cap on entries: memory does not grow

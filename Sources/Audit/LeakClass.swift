@@ -1,10 +1,13 @@
-/// What kind of leak a packet is. When several apply, the first in this order wins:
+/// What kind of leak a packet is. clear-on-tor-endpoint is given by the content check alone
+/// (a flow to a Tor endpoint whose bytes are not what that endpoint speaks: the censor on
+/// the path reads them). Otherwise, when several apply, the first in this order wins:
 /// dns (any packet to or from a DNS port: UDP/TCP 53, DNS-over-TLS 853, mDNS 5353,
 /// LLMNR 5355; names are the most telling evidence), multicast (a multicast or broadcast
 /// destination that is not link control), ipv6 (any other IPv6 packet), then by protocol:
 /// tcp, udp, icmp (ICMPv4), otherProtocol (other IP protocols, non-IP frames, undecodable frames).
 public enum LeakClass: String, Sendable, Codable, CaseIterable, Comparable {
   case dns
+  case clearOnTorEndpoint = "clear-on-tor-endpoint"
   case multicast
   case ipv6
   case tcp

@@ -26,6 +26,20 @@ public enum LeakReason: String, Sendable, Codable, CaseIterable {
   case linkControlOffLink = "link-control-off-link"
   /// More positive-control packets than the harness sends.
   case probeImitation = "probe-imitation"
+  /// A transport the allowed endpoint does not speak (UDP or ICMP to a relay, which speaks
+  /// TCP only).
+  case protocolNotAllowed = "protocol-not-allowed"
+  /// Bytes on a flow to a Tor endpoint that are not what the endpoint speaks (class
+  /// `clear-on-tor-endpoint`).
+  case contentNotAllowed = "content-not-allowed"
+  /// IPv6 hop-by-hop or destination options carrying data, or options the packet has no use
+  /// for.
+  case extensionOptions = "ipv6-extension-options"
+  /// Bytes after the message (past the IP or UDP datagram's own length).
+  case trailingData = "trailing-data"
+  /// An exempt packet carrying an IPv4 option or IPv6 extension header its protocol does not
+  /// need (MLD needs a hop-by-hop router alert, IGMP an IPv4 router alert, nothing else any).
+  case headerNotNeeded = "header-not-needed"
   /// A frame that is not IP, or whose headers do not decode.
   case notIP = "not-ip"
   case undecodable

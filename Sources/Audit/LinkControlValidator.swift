@@ -12,6 +12,17 @@ struct LinkControlValidator {
     case invalid(LinkControlKind, LeakReason)
   }
 
+  /// Nil when the packet carries nothing its protocol does not need: no data in IPv6
+  /// options, nothing after the message, no other anomaly, and network extras only among
+  /// `needed` (MLD: a hop-by-hop router alert; IGMP: an IPv4 router alert; else none).
+  private func extrasProblem(_ packet: DecodedPacket, needed: NetworkExtras) -> LeakReason? {
+    if packet.anomalies.contains(.extensionOptionData) { return .extensionOptions }
+    if packet.anomalies.contains(.trailingData) { return .trailingData }
+    if !packet.anomalies.isEmpty { return .malformedLinkControl }
+    if !packet.networkExtras.subtracting(needed).isEmpty { return .headerNotNeeded }
+    return nil
+  }
+
   private func onLink(_ address: IPAddress) -> Bool {
     if address.isIPv6 && IPNetwork.ipv6LinkLocal.contains(address) { return true }
     return linkNetworks.isEmpty || linkNetworks.contains { $0.contains(address) }
@@ -86,8 +97,10 @@ struct LinkControlValidator {
     let end = packet.networkEnd
     let length = end - start
     let linkSource = packet.hasLinkSource ? packet.linkSource : nil
-    guard packet.hopLimit == 255, packet.icmpCode == 0, !packet.transportTruncated,
-      packet.anomalies.isEmpty
+    if let problem = extrasProblem(packet, needed: []) {
+      return .invalid(.neighbourDiscovery, problem)
+    }
+    guard packet.hopLimit == 255, packet.icmpCode == 0, !packet.transportTruncated
     else { return .invalid(.neighbourDiscovery, .malformedLinkControl) }
     guard packet.source == .zeroIPv6 || onLink(packet.source),
       packet.destination.isLinkLocalMulticast || onLink(packet.destination)
@@ -120,8 +133,10 @@ struct LinkControlValidator {
     let start = packet.transportOffset
     let end = packet.networkEnd
     let length = end - start
-    guard packet.hopLimit == 1, packet.icmpCode == 0, !packet.transportTruncated,
-      packet.anomalies.isEmpty
+    if let problem = extrasProblem(packet, needed: [.hopByHop, .routerAlert]) {
+      return .invalid(.mld, problem)
+    }
+    guard packet.hopLimit == 1, packet.icmpCode == 0, !packet.transportTruncated
     else { return .invalid(.mld, .malformedLinkControl) }
     guard packet.destination.isLinkLocalMulticast,
       packet.source == .zeroIPv6 || IPNetwork.ipv6LinkLocal.contains(packet.source)
@@ -160,7 +175,10 @@ struct LinkControlValidator {
     let start = packet.transportOffset
     let end = packet.networkEnd
     let length = end - start
-    guard packet.hopLimit == 1, packet.anomalies.isEmpty, !packet.isFragment, length >= 8 else {
+    if let problem = extrasProblem(packet, needed: [.routerAlert]) {
+      return .invalid(.igmp, problem)
+    }
+    guard packet.hopLimit == 1, !packet.isFragment, length >= 8 else {
       return .invalid(.igmp, .malformedLinkControl)
     }
     guard packet.destination.isLinkLocalMulticast else {

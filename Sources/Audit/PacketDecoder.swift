@@ -131,7 +131,10 @@ public struct PacketDecoder: Sendable {
     let totalLength = Int(frame.u16(start + 2))
     packet.ipTotalLength = totalLength
     if headerLength > 20 {
-      packet.anomalies.formUnion(Self.ipv4Options(frame, start + 20, start + headerLength))
+      Self.ipv4Options(frame, start + 20, start + headerLength, &packet)
+    }
+    if frame.count > start + totalLength && totalLength >= headerLength {
+      Self.checkPadding(frame, from: start + totalLength, &packet)
     }
     let fragmentField = frame.u16(start + 6)
     packet.hopLimit = frame.u8(start + 8)
@@ -176,6 +179,9 @@ public struct PacketDecoder: Sendable {
       high: frame.u64(start + 24), low: frame.u64(start + 32), isIPv6: true)
     // A zero payload length means a jumbogram; then the captured bytes are the bound.
     let end = payloadLength == 0 ? frame.count : min(frame.count, start + 40 + payloadLength)
+    if payloadLength != 0 && frame.count > start + 40 + payloadLength {
+      Self.checkPadding(frame, from: start + 40 + payloadLength, &packet)
+    }
     packet.networkEnd = end
     var offset = start + 40
     var headers = 0
@@ -185,16 +191,28 @@ public struct PacketDecoder: Sendable {
       switch next {
       // Hop-by-hop, routing, destination options, mobility, HIP, shim6: length in 8-byte units.
       case 0, 43, 60, 135, 139, 140:
-        if next == 43 { packet.anomalies.insert(.routingHeader) }
+        switch next {
+        case 0: packet.networkExtras.insert(.hopByHop)
+        case 43:
+          packet.networkExtras.insert(.routing)
+          packet.anomalies.insert(.routingHeader)
+        case 60: packet.networkExtras.insert(.destinationOptions)
+        default: packet.networkExtras.insert(.otherExtensionHeader)
+        }
         guard end >= offset + 8 else {
           packet.ipProtocol = next
           packet.transportTruncated = true
           return
         }
         let length = (Int(frame.u8(offset + 1)) + 1) * 8
+        if next == 0 || next == 60 {
+          Self.ipv6Options(
+            frame, offset + 2, min(end, offset + length), hopByHop: next == 0, &packet)
+        }
         next = frame.u8(offset)
         offset += length
       case 51:  // authentication header: length in 4-byte units, minus 2
+        packet.networkExtras.insert(.otherExtensionHeader)
         guard end >= offset + 8 else {
           packet.ipProtocol = next
           packet.transportTruncated = true
@@ -204,6 +222,7 @@ public struct PacketDecoder: Sendable {
         next = frame.u8(offset)
         offset += length
       case 44:  // fragment
+        packet.networkExtras.insert(.fragmentHeader)
         guard end >= offset + 8 else {
           packet.ipProtocol = next
           packet.transportTruncated = true
@@ -250,6 +269,7 @@ public struct PacketDecoder: Sendable {
       packet.destinationPort = frame.u16(start + 2)
       packet.hasPorts = true
       packet.tcpFlags = frame.u8(start + 13)
+      packet.tcpSequence = frame.u32(start + 4)
       let dataOffset = Int(frame.u8(start + 12) >> 4) * 4
       packet.payloadOffset = min(start + max(dataOffset, 20), end)
       packet.payloadLength = end - packet.payloadOffset
@@ -265,6 +285,8 @@ public struct PacketDecoder: Sendable {
       let udpLength = Int(frame.u16(start + 4))
       let udpEnd = udpLength >= 8 ? min(end, start + udpLength) : end
       packet.payloadLength = udpEnd - packet.payloadOffset
+      // Bytes inside the IP packet after the UDP datagram: no stack sends them.
+      if udpEnd < end { packet.anomalies.insert(.trailingData) }
     case IPProtocolNumber.icmp, IPProtocolNumber.icmpv6:
       guard end >= start + 4 else {
         packet.transportTruncated = true
@@ -293,32 +315,107 @@ public struct PacketDecoder: Sendable {
     }
   }
 
-  /// The anomalies IPv4 options carry. End (0), no-op (1) and router alert (148, which IGMP
-  /// and RSVP use) are ordinary; source routing, record route and timestamps are not.
-  static func ipv4Options(_ frame: UnsafeRawBufferPointer, _ start: Int, _ end: Int)
-    -> PacketAnomalies
-  {
-    var found = PacketAnomalies()
+  /// What IPv4 options carry. End (0) and no-op (1) are padding, and after the end mark only
+  /// zeros may follow; router alert (148, which IGMP and RSVP use) is ordinary only as RFC
+  /// 2113 writes it (4 bytes, value 0); source routing, record route and timestamps are not.
+  static func ipv4Options(
+    _ frame: UnsafeRawBufferPointer, _ start: Int, _ end: Int, _ packet: inout DecodedPacket
+  ) {
     var offset = start
     while offset < end {
       let kind = frame.u8(offset)
-      if kind == 0 { break }
+      if kind == 0 {
+        for index in (offset + 1)..<end where frame.u8(index) != 0 {
+          packet.anomalies.insert(.malformedIPOptions)
+          break
+        }
+        return
+      }
       if kind == 1 {
         offset += 1
         continue
       }
-      guard offset + 1 < end else { return found.union(.malformedIPOptions) }
+      guard offset + 1 < end else {
+        packet.anomalies.insert(.malformedIPOptions)
+        return
+      }
       let length = Int(frame.u8(offset + 1))
-      guard length >= 2, offset + length <= end else { return found.union(.malformedIPOptions) }
+      guard length >= 2, offset + length <= end else {
+        packet.anomalies.insert(.malformedIPOptions)
+        return
+      }
       switch kind {
-      case 131, 137: found.insert(.sourceRoute)
-      case 7, 68: found.insert(.recordRoute)
-      case 148: break
-      default: found.insert(.otherIPOption)
+      case 131, 137:
+        packet.anomalies.insert(.sourceRoute)
+        packet.networkExtras.insert(.otherIPv4Option)
+      case 7, 68:
+        packet.anomalies.insert(.recordRoute)
+        packet.networkExtras.insert(.otherIPv4Option)
+      case 148 where length == 4 && frame.u16(offset + 2) == 0:
+        packet.networkExtras.insert(.routerAlert)
+      default:
+        packet.anomalies.insert(.otherIPOption)
+        packet.networkExtras.insert(.otherIPv4Option)
       }
       offset += length
     }
-    return found
+  }
+
+  /// IPv6 hop-by-hop or destination options (RFC 8200 4.2): padding only zeros and no more
+  /// than alignment needs (at most 7 bytes in a row, as Linux enforces), router alert only in
+  /// a hop-by-hop header and only as MLD writes it (value 0, RFC 2711), nothing else, and the
+  /// options tiling the header exactly.
+  static func ipv6Options(
+    _ frame: UnsafeRawBufferPointer, _ start: Int, _ end: Int, hopByHop: Bool,
+    _ packet: inout DecodedPacket
+  ) {
+    var offset = start
+    var padding = 0
+    while offset < end {
+      let type = frame.u8(offset)
+      if type == 0 {
+        padding += 1
+        offset += 1
+      } else {
+        guard offset + 2 <= end else {
+          packet.anomalies.insert(.extensionOptionData)
+          return
+        }
+        let length = Int(frame.u8(offset + 1))
+        guard offset + 2 + length <= end else {
+          packet.anomalies.insert(.extensionOptionData)
+          return
+        }
+        switch type {
+        case 1:
+          padding += 2 + length
+          for index in (offset + 2)..<(offset + 2 + length) where frame.u8(index) != 0 {
+            packet.anomalies.insert(.extensionOptionData)
+            break
+          }
+        case 5 where hopByHop && length == 2 && frame.u16(offset + 2) == 0:
+          padding = 0
+          packet.networkExtras.insert(.routerAlert)
+        default:
+          padding = 0
+          packet.anomalies.insert(.extensionOptionData)
+        }
+        offset += 2 + length
+      }
+      if padding > 7 { packet.anomalies.insert(.extensionOptionData) }
+    }
+  }
+
+  /// Bytes in the frame after the IP datagram: an Ethernet frame's padding is zeros; any
+  /// other byte there is carried on the wire past the packet's own length.
+  @inline(__always)
+  static func checkPadding(
+    _ frame: UnsafeRawBufferPointer, from start: Int, _ packet: inout DecodedPacket
+  ) {
+    for index in start..<frame.count where frame.u8(index) != 0 {
+      packet.anomalies.insert(.trailingData)
+      return
+    }
   }
 
   /// Reads the header an ICMP error quotes: its protocol, addresses and (when present) ports.

@@ -56,6 +56,14 @@ public struct PacketAnomalies: OptionSet, Sendable, Hashable {
   /// A fragment whose bytes overlap its datagram's transport header, or a second first
   /// fragment that disagrees with the first about ports.
   public static let fragmentOverlap = PacketAnomalies(rawValue: 16)
-  /// IPv4 options that do not parse (an option running past the header).
+  /// IPv4 options that do not parse (an option running past the header), or bytes other than
+  /// zero after the end-of-options mark.
   public static let malformedIPOptions = PacketAnomalies(rawValue: 32)
+  /// IPv6 hop-by-hop or destination options that carry something: padding with data in it
+  /// (RFC 8200: PadN's bytes are zero), more padding than alignment needs (over 7 bytes), an
+  /// option other than padding and router alert, or options that do not tile the header.
+  public static let extensionOptionData = PacketAnomalies(rawValue: 64)
+  /// Bytes after the message: past the IP datagram's length in the frame (other than an
+  /// Ethernet frame's zero padding), or past a UDP datagram's length inside its IP packet.
+  public static let trailingData = PacketAnomalies(rawValue: 128)
 }

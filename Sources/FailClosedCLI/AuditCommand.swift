@@ -3,13 +3,13 @@ import Capture
 import FailClosedSupport
 import Foundation
 
-/// `failclosed audit FILE.pcap --allow HOST:PORT ...`: judges an existing capture.
+/// `failclosed audit FILE.pcap --allow [ROLE:]HOST:PORT ...`: judges an existing capture.
 public struct AuditCommand: Command {
   public init() {}
   public let name = "audit"
   public let summary = "judge an existing pcap file against a deny-by-default policy"
   public let usage = """
-    Usage: failclosed audit FILE.pcap [--allow HOST:PORT ...] [--sync-probe HOST:PORT]
+    Usage: failclosed audit FILE.pcap [--allow [ROLE:]HOST:PORT ...] [--sync-probe HOST:PORT]
                             [--device ADDRESS ...] [--device-mac MAC ...] [--report DIR] [--json]
 
     Reads FILE.pcap (pcap or pcapng; Ethernet, Linux cooked SLL/SLL2, raw IP or NULL/LOOP
@@ -17,13 +17,19 @@ public struct AuditCommand: Command {
     file: Linux cooked captures (SLL/SLL2, what `failclosed exec` writes) carry the kernel's
     outgoing/received mark; Ethernet frames are compared with --device-mac; otherwise the
     --device addresses decide. Deny by default: a packet leaving the device is allowed only
-    if it goes to an --allow endpoint (whatever source it claims: one leaving with an allowed
-    endpoint as its source is a forged-source leak), or is an ICMP error sent towards the
-    allowed endpoint whose packet it quotes. Arriving packets are never leaks. Without any
+    if it goes to an --allow endpoint in the transport its role speaks (whatever source it
+    claims: one leaving with an allowed endpoint as its source is a forged-source leak), or
+    is an ICMP error sent towards the allowed endpoint whose packet it quotes. The role
+    (ROLE:HOST:PORT; a bare HOST:PORT is an ORPort) also says what the device's bytes on the
+    flow must be, followed from the SYN; a flow that fails is a leak of class
+    clear-on-tor-endpoint, with its first bytes as evidence, and a flow whose start or bytes
+    the file misses is inconclusive:
+    \(Self.roleLines) Arriving packets are never leaks. Without any
     direction, a packet from an allowed endpoint cannot be told from a forged one: the
     verdict is then inconclusive, never pass. Everything else leaving is a leak, named by
     class, first match wins:
       dns             UDP or TCP to or from port 53, 853 (DNS over TLS), 5353 (mDNS), 5355 (LLMNR)
+      clear-on-tor-endpoint  bytes on a flow to an allowed endpoint that are not what its role speaks
       multicast       a multicast or broadcast destination
       ipv6            any other IPv6 packet
       tcp, udp, icmp  by protocol
@@ -42,8 +48,10 @@ public struct AuditCommand: Command {
     """
   public let options: [OptionSpec] = [
     OptionSpec(
-      "allow", .repeated, valueName: "HOST:PORT",
-      help: "an allowed destination, e.g. 10.0.0.5:9001 or [fd00::5]:443"),
+      "allow", .repeated, valueName: "[ROLE:]HOST:PORT",
+      help:
+        "an allowed destination and what it is, e.g. 10.0.0.5:9001 (an ORPort), obfs4:[fd00::5]:443"
+    ),
     OptionSpec(
       "sync-probe", .single, valueName: "HOST:PORT",
       help:
@@ -68,11 +76,12 @@ public struct AuditCommand: Command {
     }
     var policy = AuditPolicy()
     for text in arguments.all("allow") {
-      guard let endpoint = Endpoint(text) else {
+      guard let (endpoint, role) = AllowedEndpoints.parse(text) else {
         throw UsageError(
-          "--allow: expected HOST:PORT (e.g. 10.0.0.5:9001, [fd00::5]:443), got '\(text)'")
+          "--allow: expected [ROLE:]HOST:PORT (e.g. 10.0.0.5:9001, obfs4:[fd00::5]:443; roles "
+            + "\(EndpointRole.allCases.map(\.rawValue).joined(separator: ", "))), got '\(text)'")
       }
-      policy.allowed.insert(endpoint)
+      policy.allowed.insert(endpoint, as: role)
     }
     if let text = arguments.value("sync-probe") {
       guard let endpoint = Endpoint(text) else {
@@ -120,5 +129,14 @@ public struct AuditCommand: Command {
       }
     }
     return report.verdict.exitCode
+  }
+}
+
+extension AuditCommand {
+  /// One line per endpoint role, from the roles themselves: `--help` of audit and exec.
+  static var roleLines: String {
+    EndpointRole.allCases.map { role in
+      "  " + role.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0) + role.allows
+    }.joined(separator: "\n    ")
   }
 }

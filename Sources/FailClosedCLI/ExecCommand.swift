@@ -5,14 +5,14 @@ import Lanes
 import Sandbox
 import Testnet
 
-/// `failclosed exec [--allow HOST:PORT ...] [--allow-from-consensus FILE ...] [--tor mock|real]
+/// `failclosed exec [--allow [ROLE:]HOST:PORT ...] [--allow-from-consensus FILE ...] [--tor mock|real]
 /// [--no-tor] [--report DIR] [--grace S] -- CMD ARGS...`
 public struct ExecCommand: Command {
   public init() {}
   public let name = "exec"
   public let summary = "run any program in the sandbox and audit every packet it sends"
   public let usage = """
-    Usage: failclosed exec [--allow HOST:PORT ...] [--allow-from-consensus FILE ...]
+    Usage: failclosed exec [--allow [ROLE:]HOST:PORT ...] [--allow-from-consensus FILE ...]
                            [--tor mock|real | --no-tor] [--report DIR] [--grace SECONDS]
                            [--timeout SECONDS] -- CMD ARGS...
 
@@ -23,6 +23,10 @@ public struct ExecCommand: Command {
     the device sent. Allowed: the fake Tor network's guards (\(AddressPlan.guards.map(\.description).joined(separator: ", "))), --allow,
     and every relay's ORPort and DirPort in each --allow-from-consensus file (a cached
     consensus or microdesc consensus, for a program that brings its own Tor setup).
+    Each allowed endpoint has a role, which decides the one transport a packet to it may use
+    and what the device's bytes on it must be (a flow that fails is a clear-on-tor-endpoint
+    leak; one whose start the capture missed is inconclusive):
+    \(AuditCommand.roleLines)
     The device resolves names through the world's resolver (\(AddressPlan.resolverV4)), so a
     program that resolves locally sends a real DNS packet, and leaks.
 
@@ -37,7 +41,8 @@ public struct ExecCommand: Command {
     """
   public let options: [OptionSpec] = [
     OptionSpec(
-      "allow", .repeated, valueName: "HOST:PORT", help: "a further allowed destination"),
+      "allow", .repeated, valueName: "[ROLE:]HOST:PORT",
+      help: "a further allowed destination (ROLE orport, the default, dirport, obfs4, tcp, udp...)"),
     OptionSpec(
       "allow-from-consensus", .repeated, valueName: "FILE",
       help: "allow every relay's ORPort and DirPort in this consensus"),
@@ -63,15 +68,18 @@ public struct ExecCommand: Command {
     if let stray = arguments.positional.first {
       throw UsageError("unexpected '\(stray)' before '--' (the command goes after '--')")
     }
-    var allow: [Endpoint] = []
-    for text in arguments.all("allow") {
-      guard let endpoint = Endpoint(text) else {
-        throw UsageError("--allow: expected HOST:PORT (e.g. 10.66.1.80:443), got '\(text)'")
-      }
-      allow.append(endpoint)
-    }
+    var allow = AllowedEndpoints()
     for file in arguments.all("allow-from-consensus") {
-      allow += try Self.consensusEndpoints(file)
+      for (endpoint, role) in try Self.consensusEndpoints(file) { allow.insert(endpoint, as: role) }
+    }
+    for text in arguments.all("allow") {
+      guard let (endpoint, role) = AllowedEndpoints.parse(text) else {
+        throw UsageError(
+          "--allow: expected [ROLE:]HOST:PORT (e.g. 10.66.1.80:9001, obfs4:10.66.1.5:4433; "
+            + "roles \(EndpointRole.allCases.map(\.rawValue).joined(separator: ", "))), got '\(text)'"
+        )
+      }
+      allow.insert(endpoint, as: role)
     }
     let tor = arguments.value("tor") ?? "mock"
     guard tor == "mock" || tor == "real" else {
@@ -127,10 +135,11 @@ public struct ExecCommand: Command {
     return result.report.verdict.exitCode
   }
 
-  /// Every ORPort and DirPort in a cached consensus (either flavour), as allowed endpoints.
+  /// Every ORPort and DirPort in a cached consensus (either flavour), as allowed endpoints
+  /// with their roles.
   /// A file that cannot be read, a malformed router line, or a file with no router is an
   /// error naming the file (and the line).
-  public static func consensusEndpoints(_ file: String) throws -> [Endpoint] {
+  public static func consensusEndpoints(_ file: String) throws -> [(Endpoint, EndpointRole)] {
     let text: String
     do {
       text = try String(contentsOfFile: file, encoding: .utf8)
@@ -149,12 +158,13 @@ public struct ExecCommand: Command {
       throw UsageError(
         "--allow-from-consensus: \(file) lists no relay (no 'r' line): not a consensus")
     }
-    var endpoints: [Endpoint] = []
-    for text in consensus.endpoints {
-      guard let endpoint = Endpoint(text) else {
-        throw UsageError("--allow-from-consensus: \(file): '\(text)' is not an address and port")
+    var endpoints: [(Endpoint, EndpointRole)] = []
+    for point in consensus.contactPoints {
+      guard let endpoint = Endpoint(point.endpoint) else {
+        throw UsageError(
+          "--allow-from-consensus: \(file): '\(point.endpoint)' is not an address and port")
       }
-      endpoints.append(endpoint)
+      endpoints.append((endpoint, EndpointRole(point.kind)))
     }
     return endpoints
   }

@@ -14,10 +14,12 @@ public struct GenPcapCommand: Command {
 
     Writes N packets of Tor-like TLS over TCP to three guards (two IPv4, one IPv6), both
     directions, with link control every 997 packets and one leak every --leak-every packets
-    rotating through DNS (UDP 53, mDNS, DNS over TLS), tcp, udp, icmp, ipv6, multicast (SSDP)
-    and other-protocol (GRE). Prints the
-    --allow arguments that make the Tor traffic allowed, and equivalent leak filters for
-    tshark and tcpdump. Timestamps start at 2023-11-14T22:13:20Z, 10 microseconds apart.
+    rotating through DNS (UDP 53, mDNS, DNS over TLS), tcp, udp, icmp, ipv6, multicast (SSDP),
+    other-protocol (GRE) and clear-on-tor-endpoint (clear HTTP in a SYN to a guard). Each
+    connection to a guard opens with a SYN and a ClientHello and its cells follow in
+    sequence, so the audit's content check follows every one. Prints the --allow arguments
+    that make the Tor traffic allowed, and leak filters by address and port for tshark and
+    tcpdump (which cannot see the clear-on-tor-endpoint leak: it goes to a guard's port). Timestamps start at 2023-11-14T22:13:20Z, 10 microseconds apart.
     """
   public let options: [OptionSpec] = [
     OptionSpec("packets", .single, valueName: "N", help: "packets to write (default 1000000)"),

@@ -177,7 +177,7 @@ public enum HTMLReport {
       "use strict";
       var data = JSON.parse(document.getElementById("report-data").textContent);
       var NS = "http://www.w3.org/2000/svg";
-      var colors = {"tor": "#2e8540", "link-control": "#9e9e9e", "dns": "#d7263d", "tcp": "#f46036",
+      var colors = {"tor": "#2e8540", "link-control": "#9e9e9e", "dns": "#d7263d", "clear-on-tor-endpoint": "#ff6f00", "tcp": "#f46036",
         "udp": "#c2185b", "icmp": "#8e24aa", "ipv6": "#3949ab", "multicast": "#b8860b",
         "other-protocol": "#6d4c41", "control": "#00897b", "inbound": "#90a4ae"};
       function el(name, attrs, parent) {

@@ -14,15 +14,26 @@ public enum SARIFReport {
 
   public static let canaryMissedRuleID = "failclosed/canary-missed"
 
-  static let ruleText: [LeakClass: (name: String, text: String)] = [
-    .dns: ("DNSLeak", "A DNS question left the device outside Tor."),
-    .tcp: ("TCPLeak", "A TCP connection went to a destination that is not a Tor relay."),
-    .udp: ("UDPLeak", "A UDP datagram left the device outside Tor (Tor carries no UDP)."),
-    .icmp: ("ICMPLeak", "An ICMP packet left the device outside Tor."),
-    .ipv6: ("IPv6Leak", "IPv6 traffic left the device around Tor."),
-    .multicast: ("MulticastLeak", "The app sent multicast traffic onto the link."),
-    .otherProtocol: ("OtherProtocolLeak", "A packet of another IP protocol left the device."),
-  ]
+  /// Exhaustive over the classes, so a new class cannot ship without its rule.
+  static func ruleText(_ c: LeakClass) -> (name: String, text: String) {
+    switch c {
+    case .dns: return ("DNSLeak", "A DNS question left the device outside Tor.")
+    case .clearOnTorEndpoint:
+      return (
+        "ClearOnTorEndpoint",
+        "Bytes went to a Tor relay, DirPort or bridge in clear: not the protocol that endpoint "
+          + "speaks, so a censor on the path reads them."
+      )
+    case .tcp: return ("TCPLeak", "A TCP connection went to a destination that is not a Tor relay.")
+    case .udp:
+      return ("UDPLeak", "A UDP datagram left the device outside Tor (Tor carries no UDP).")
+    case .icmp: return ("ICMPLeak", "An ICMP packet left the device outside Tor.")
+    case .ipv6: return ("IPv6Leak", "IPv6 traffic left the device around Tor.")
+    case .multicast: return ("MulticastLeak", "The app sent multicast traffic onto the link.")
+    case .otherProtocol:
+      return ("OtherProtocolLeak", "A packet of another IP protocol left the device.")
+    }
+  }
 
   public static func render(_ report: RunReport) -> String {
     make(report).serialized(indent: 2) + "\n"
@@ -30,7 +41,7 @@ public enum SARIFReport {
 
   public static func make(_ report: RunReport) -> JSONValue {
     var rules: [JSONValue] = LeakClass.allCases.map { c in
-      let info = ruleText[c]!
+      let info = ruleText(c)
       return rule(id: ruleID(c), name: info.name, text: info.text)
     }
     rules.append(

@@ -12,7 +12,7 @@ extension SandboxRun {
   /// per packet on the device capture's thread. The wire capture's pcap, when `pcapPath` is
   /// given, is written beside it (``DeviceLinkCapture/wirePcapPath(beside:)``).
   public func openDeviceCapture(
-    allowed: Set<Endpoint>, pcapPath: String?, bufferSize: Int32 = 32 << 20,
+    allowed: AllowedEndpoints, pcapPath: String?, bufferSize: Int32 = 32 << 20,
     observer: (@Sendable (PacketObservation) -> Void)? = nil
   ) throws -> DeviceLinkCapture {
     let probe = SyncProbe(
@@ -64,8 +64,9 @@ extension AddressPlan {
     ]
   }
 
-  /// The guards as the audit's allowed endpoints.
-  public static var guardEndpoints: Set<Endpoint> {
-    Set(guards.map(Endpoint.init))
+  /// The guards as the audit's allowed endpoints: guards of the mock network, whose device
+  /// side opens every connection with the mock Tor's tunnel request (``GuardTunnel``).
+  public static var guardEndpoints: AllowedEndpoints {
+    AllowedEndpoints(guards.map(Endpoint.init), as: .mockGuard)
   }
 }

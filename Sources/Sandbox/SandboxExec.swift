@@ -10,8 +10,8 @@ import Foundation
 public enum SandboxExec {
   public struct Options: Sendable {
     public var command: [String]
-    /// Destinations allowed besides the guards.
-    public var allow: [Endpoint]
+    /// Destinations allowed besides the guards, each with its role.
+    public var allow: AllowedEndpoints
     /// Start the Tor stand-in on 127.0.0.1:39050 in the device.
     public var tor: Bool
     /// Seconds to keep capturing after the process tree has ended.
@@ -28,7 +28,7 @@ public enum SandboxExec {
     public var worldFault: WorldFault = .none
 
     public init(
-      command: [String], allow: [Endpoint] = [], tor: Bool = true, grace: Double = 3,
+      command: [String], allow: AllowedEndpoints = [], tor: Bool = true, grace: Double = 3,
       timeout: Double = 120, reportDirectory: String? = nil, censorRules: [CensorRule] = [],
       commandOutput: String? = nil
     ) {
@@ -68,7 +68,7 @@ public enum SandboxExec {
 
   /// Sets up what the Tor stand-in needs in the world before the capture opens (a private
   /// Tor network for `--tor real`), blocking; returns further destinations to allow.
-  public typealias WorldPreparation = @Sendable (SandboxRun) throws -> Set<Endpoint>
+  public typealias WorldPreparation = @Sendable (SandboxRun) throws -> AllowedEndpoints
 
   /// Runs the command. `torStarter` replaces the mock Tor (the hook for the system under
   /// test's own Tor transport, or a real tor client); `prepare` runs once the world is up.

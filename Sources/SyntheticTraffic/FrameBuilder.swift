@@ -5,7 +5,11 @@ import Audit
 public enum FrameBuilder {
   /// An IPv6 extension header to put between the fixed header and the upper layer.
   public enum ExtensionHeader: Sendable {
+    /// A hop-by-hop header as Linux writes MLD's: router alert (value 0) and 2 bytes of PadN.
     case hopByHop
+    /// A hop-by-hop (0) or destination options (60) header with these option bytes, padded
+    /// with zeros to a multiple of 8 (canaries: PadN with data, an unknown option).
+    case options(header: UInt8, [UInt8])
     case routing
     case destinationOptions
     case authentication
@@ -15,6 +19,7 @@ public enum FrameBuilder {
     var number: UInt8 {
       switch self {
       case .hopByHop: return 0
+      case .options(let header, _): return header
       case .routing: return 43
       case .destinationOptions: return 60
       case .authentication: return 51
@@ -24,7 +29,12 @@ public enum FrameBuilder {
 
     func bytes(next: UInt8) -> [UInt8] {
       switch self {
-      case .hopByHop, .destinationOptions:
+      case .hopByHop:
+        return [next, 0, 5, 2, 0, 0, 1, 0]
+      case .options(_, let options):
+        let padded = options + [UInt8](repeating: 0, count: (8 - (options.count + 2) % 8) % 8)
+        return [next, UInt8((padded.count + 2) / 8 - 1)] + padded
+      case .destinationOptions:
         // PadN over the 6 option bytes.
         return [next, 0, 1, 4, 0, 0, 0, 0]
       case .routing:
@@ -164,13 +174,14 @@ public enum FrameBuilder {
   }
 
   public static func tcpPacket(
-    from source: Endpoint, to destination: Endpoint, flags: UInt8 = 0x18, payload: [UInt8] = []
+    from source: Endpoint, to destination: Endpoint, flags: UInt8 = 0x18, sequence: UInt32 = 1,
+    payload: [UInt8] = []
   ) -> [UInt8] {
     ip(
       source: source.address, destination: destination.address, proto: IPProtocolNumber.tcp,
       payload: tcp(
         sourcePort: source.port, destinationPort: destination.port, flags: flags,
-        payload: payload))
+        sequence: sequence, payload: payload))
   }
 
   // MARK: link control and errors
@@ -221,14 +232,15 @@ public enum FrameBuilder {
 
   /// An IPv4 packet with `options` (padded to a multiple of 4) in its header.
   public static func ipv4(
-    source: IPAddress, destination: IPAddress, proto: UInt8, payload: [UInt8], options: [UInt8]
+    source: IPAddress, destination: IPAddress, proto: UInt8, payload: [UInt8], ttl: UInt8 = 64,
+    options: [UInt8]
   ) -> [UInt8] {
     let padded = options + [UInt8](repeating: 0, count: (4 - options.count % 4) % 4)
     let headerLength = 20 + padded.count
     var header: [UInt8] =
       [0x40 | UInt8(headerLength / 4), 0] + be16(UInt16(headerLength + payload.count))
       + be16(1) + be16(0)
-    header += [64, proto, 0, 0]
+    header += [ttl, proto, 0, 0]
     header += source.bytes + destination.bytes
     return header + padded + payload
   }

@@ -3,7 +3,10 @@ import Audit
 /// Mixed synthetic traffic for benchmarks and soak tests: Tor-like TLS over TCP to a few
 /// guards (IPv4 and IPv6, cells and acks, both directions), link control, and one leak every
 /// `leakEvery` packets rotating through every leak class. Deterministic for a given seed.
-/// Frames are templates patched in place, so generating costs little next to writing.
+/// Each of the 256 connections per guard opens as tor's do (a SYN, then a ClientHello in its
+/// sequence), and its cells follow in sequence, so the audit's content check follows every
+/// one from its first byte. Frames are templates patched in place, so generating costs
+/// little next to writing.
 public struct TrafficGenerator {
   public static let device = IPAddress("10.200.0.2")!
   public static let device6 = IPAddress("fd00:200::2")!
@@ -20,7 +23,11 @@ public struct TrafficGenerator {
   private var templates: [[UInt8]] = []
   private var leakTemplates: [[UInt8]] = []
   private var linkControl: [[UInt8]] = []
-  private var sequence: UInt32 = 1
+  /// Per guard, three templates leaving (SYN, ClientHello, cell) and what each connection sent.
+  private var openings: [[[UInt8]]] = []
+  private var nextSequence: [UInt32] = []
+  private var stage: [UInt8] = []
+  private static let connectionsPerGuard = 256
   private var leakIndex = 0
 
   public init(linkType: LinkType = .ethernet, leakEvery: Int = 1000, seed: UInt64 = 1) {
@@ -38,7 +45,17 @@ public struct TrafficGenerator {
       templates.append(frame(FrameBuilder.tcpPacket(from: client, to: guardEndpoint, flags: 0x10)))
       templates.append(
         frame(FrameBuilder.tcpPacket(from: guardEndpoint, to: client, flags: 0x10), out: false))
+      openings.append([
+        frame(FrameBuilder.tcpPacket(from: client, to: guardEndpoint, flags: 0x02)),
+        frame(
+          FrameBuilder.tcpPacket(
+            from: client, to: guardEndpoint,
+            payload: FrameBuilder.tlsClientHello(serverName: "www.tor\(guardEndpoint.port).net"))),
+      ])
     }
+    let connections = Self.guards.count * Self.connectionsPerGuard
+    nextSequence = (0..<connections).map { UInt32(truncatingIfNeeded: $0 &* 2_654_435_761) }
+    stage = [UInt8](repeating: 0, count: connections)
     let from = Endpoint(address: Self.device, port: 40000)
     let from6 = Endpoint(address: Self.device6, port: 40000)
     leakTemplates = [
@@ -65,6 +82,10 @@ public struct TrafficGenerator {
         payload: Array("M-SEARCH * HTTP/1.1\r\n".utf8)),
       FrameBuilder.ip(
         source: Self.device, destination: Self.world, proto: 47, payload: [0, 0, 8, 0]),
+      // Clear HTTP to a guard, in the SYN itself (TCP Fast Open): clear-on-tor-endpoint.
+      FrameBuilder.tcpPacket(
+        from: Endpoint(address: Self.device, port: 39999), to: Self.guards[0], flags: 0x02,
+        payload: FrameBuilder.httpRequest(host: "clear.example")),
     ].map { frame($0) }
     linkControl = [
       frame(
@@ -122,14 +143,41 @@ public struct TrafficGenerator {
     let guardIndex = random & 7 == 0 ? 2 : Int(random >> 8 & 1)
     let kind = Int(random >> 16 & 3)
     let templateIndex = guardIndex * 4 + kind
-    let connection = UInt16(truncatingIfNeeded: random >> 24) % 256
-    sequence &+= 543
+    let connection = Int(UInt16(truncatingIfNeeded: random >> 24) % 256)
     let isOutbound = kind & 1 == 0
+    let port = UInt16(40000 + connection)
+    // Every template of one guard has the same headers: one offset serves them all.
     let offset = transportOffset(templates[templateIndex]) ?? 0
-    return templates[templateIndex].withUnsafeMutableBytes { frame in
-      let port = 40000 + connection
-      frame[offset + (isOutbound ? 0 : 2)] = UInt8(port >> 8)
-      frame[offset + (isOutbound ? 1 : 3)] = UInt8(truncatingIfNeeded: port)
+    if !isOutbound {
+      return Self.patch(&templates[templateIndex], offset, port: port, source: false, 1, body)
+    }
+    // What the device sends next on this connection: its SYN, its ClientHello, then cells
+    // (and acks) in sequence.
+    let slot = guardIndex * Self.connectionsPerGuard + connection
+    let sequence = nextSequence[slot]
+    switch stage[slot] {
+    case 0:
+      stage[slot] = 1
+      nextSequence[slot] = sequence &+ 1
+      return Self.patch(&openings[guardIndex][0], offset, port: port, source: true, sequence, body)
+    case 1:
+      stage[slot] = 2
+      nextSequence[slot] = sequence &+ UInt32(openings[guardIndex][1].count - offset - 20)
+      return Self.patch(&openings[guardIndex][1], offset, port: port, source: true, sequence, body)
+    default:
+      nextSequence[slot] = sequence &+ UInt32(templates[templateIndex].count - offset - 20)
+      return Self.patch(&templates[templateIndex], offset, port: port, source: true, sequence, body)
+    }
+  }
+
+  /// Writes a connection's port and sequence number into a template at its TCP header.
+  private static func patch<R>(
+    _ template: inout [UInt8], _ offset: Int, port: UInt16, source: Bool, _ sequence: UInt32,
+    _ body: (UnsafeRawBufferPointer) -> R
+  ) -> R {
+    template.withUnsafeMutableBytes { frame in
+      frame[offset + (source ? 0 : 2)] = UInt8(port >> 8)
+      frame[offset + (source ? 1 : 3)] = UInt8(truncatingIfNeeded: port)
       frame.storeBytes(of: sequence.bigEndian, toByteOffset: offset + 4, as: UInt32.self)
       return body(UnsafeRawBufferPointer(frame))
     }

@@ -99,12 +99,18 @@ public struct Consensus: Sendable, Equatable {
 
   /// Every {address, port} a client of this network may legitimately contact: ORPorts
   /// (the `a` lines' too) and non-zero DirPorts.
-  public var endpoints: [String] {
-    var result: [String] = []
+  public var endpoints: [String] { contactPoints.map(\.endpoint) }
+
+  /// The same endpoints with what listens on each (ORPorts, `a` lines' ORPorts, DirPorts).
+  public var contactPoints: [TorContactPoint] {
+    var result: [TorContactPoint] = []
     for router in routers {
-      result.append("\(router.address):\(router.orPort)")
-      if router.dirPort != 0 { result.append("\(router.address):\(router.dirPort)") }
-      result += router.otherORAddresses
+      result.append(TorContactPoint(endpoint: "\(router.address):\(router.orPort)", kind: .orPort))
+      if router.dirPort != 0 {
+        result.append(
+          TorContactPoint(endpoint: "\(router.address):\(router.dirPort)", kind: .dirPort))
+      }
+      result += router.otherORAddresses.map { TorContactPoint(endpoint: $0, kind: .orPort) }
     }
     return result
   }

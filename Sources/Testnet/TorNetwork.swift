@@ -260,8 +260,18 @@ public final class TorNetwork: @unchecked Sendable {
   /// Everything a client of this network may contact: every relay's ORPort and DirPort from the
   /// consensus, and the bridge's obfs4 endpoint.
   public func allowlist() throws -> [String] {
-    var result = try currentConsensus()?.endpoints ?? []
-    if let bridge = try bridgeLine() { result.append("\(bridge.host):\(bridge.port)") }
+    try contactPoints().map(\.endpoint)
+  }
+
+  /// The allowlist with what listens on each endpoint (the audit's roles).
+  public func contactPoints() throws -> [TorContactPoint] {
+    var result = try currentConsensus()?.contactPoints ?? []
+    if let bridge = try bridgeLine() {
+      result.append(
+        TorContactPoint(
+          endpoint: "\(bridge.host):\(bridge.port)",
+          kind: bridge.transport == "obfs4" ? .obfs4Bridge : .vanillaBridge))
+    }
     return result
   }
 

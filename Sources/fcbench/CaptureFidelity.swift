@@ -240,7 +240,7 @@ enum CaptureFidelity {
   ) throws -> Probe {
     let before = threadIDs()
     let capture = try sandbox.openDeviceCapture(
-      allowed: [Endpoint(sink)], pcapPath: nil, bufferSize: options.bufferBytes)
+      allowed: [(Endpoint(sink), .udp)], pcapPath: nil, bufferSize: options.bufferBytes)
     let captureThreads = threadIDs().subtracting(before)
     let outcome = sender.send(rate: rate, seconds: options.seconds)
     // Let the capture thread catch up with what is already in the ring.

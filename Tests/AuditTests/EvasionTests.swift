@@ -10,7 +10,7 @@ import Testing
   static let guard6 = Endpoint("[fd66:0:0:1::10]:9001")!
   static var policy: AuditPolicy {
     var policy = Fixtures.policy
-    policy.allowed.insert(guard6)
+    policy.allowed.insert(guard6, as: .orPort)
     return policy
   }
 
@@ -346,7 +346,9 @@ import Testing
       source: Fixtures.device, destination: Fixtures.guardEndpoint.address,
       proto: IPProtocolNumber.tcp, payload: [UInt8](repeating: 3, count: 16), id: 77,
       fragmentOffset: 40)
-    #expect(Self.audit([first, tail]).verdict == .pass)
+    var plainTCP = Self.policy
+    plainTCP.allowed.insert(Fixtures.guardEndpoint, as: .tcp)
+    #expect(Fixtures.audit([first, tail], linkType: Self.sll2, policy: plainTCP).verdict == .pass)
     #expect(Self.audit([first, rewrite]).leaks.map(\.reason) == ["fragment-overlap"])
     #expect(Self.audit([first, overlap]).leaks.map(\.reason) == ["fragment-overlap"])
   }

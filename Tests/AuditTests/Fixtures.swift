@@ -19,11 +19,11 @@ enum Fixtures {
   /// The policy as the sandbox gives it: the guard allowed, the device's addresses and MAC
   /// (Ethernet frames get their direction from the MAC, cooked ones carry it).
   static let policy = AuditPolicy(
-    allowed: [guardEndpoint], deviceAddresses: [device, device6],
+    allowed: [(guardEndpoint, .orPort)], deviceAddresses: [device, device6],
     deviceLinkAddresses: [FrameBuilder.deviceMACValue],
     linkNetworks: [IPNetwork("10.66.0.0/24")!, IPNetwork("fd66::/64")!])
   /// The policy with nothing known of the device: only the allowlist.
-  static let bare = AuditPolicy(allowed: [guardEndpoint])
+  static let bare = AuditPolicy(allowed: [(guardEndpoint, .orPort)])
 
   /// An IP packet for each leak class, named by the class it must be reported as.
   static let canaries: [(String, LeakClass, [UInt8])] = [
@@ -121,11 +121,13 @@ enum Fixtures {
     ),
   ]
 
+  /// A Tor connection as tor makes one: SYN (sequence 1), SYN-ACK, the ClientHello from
+  /// sequence 2, the relay's first record.
   static let torFlow: [[UInt8]] = [
     FrameBuilder.tcpPacket(from: endpoint(device, 41000), to: guardEndpoint, flags: 0x02),
     FrameBuilder.tcpPacket(from: guardEndpoint, to: endpoint(device, 41000), flags: 0x12),
     FrameBuilder.tcpPacket(
-      from: endpoint(device, 41000), to: guardEndpoint,
+      from: endpoint(device, 41000), to: guardEndpoint, sequence: 2,
       payload: FrameBuilder.tlsClientHello(serverName: "www.guard.example")),
     FrameBuilder.tcpPacket(
       from: guardEndpoint, to: endpoint(device, 41000), payload: [0x17, 3, 3, 0, 2, 9, 9]),

@@ -33,13 +33,17 @@ import Testing
     return path
   }
 
-  @Test func bothFlavoursGiveEveryORPortAndDirPort() throws {
+  @Test func bothFlavoursGiveEveryORPortAndDirPortTyped() throws {
     let full = try ExecCommand.consensusEndpoints(Self.write(Self.fullConsensus))
-    #expect(full.map(\.description) == ["10.66.1.80:9001", "10.66.1.80:9030", "10.66.1.81:443"])
+    #expect(
+      full.map { "\($0.1.rawValue):\($0.0)" } == [
+        "orport:10.66.1.80:9001", "dirport:10.66.1.80:9030", "orport:10.66.1.81:443",
+      ])
     let micro = try ExecCommand.consensusEndpoints(Self.write(Self.microdescConsensus))
     #expect(
-      micro.map(\.description) == [
-        "10.66.1.80:9001", "10.66.1.80:9030", "[fd66:0:0:2::80]:9001", "10.66.1.81:443",
+      micro.map { "\($0.1.rawValue):\($0.0)" } == [
+        "orport:10.66.1.80:9001", "dirport:10.66.1.80:9030", "orport:[fd66:0:0:2::80]:9001",
+        "orport:10.66.1.81:443",
       ])
   }
 

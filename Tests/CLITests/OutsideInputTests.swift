@@ -38,7 +38,7 @@ import Testing
       ? FrameBuilder.udpPacket(
         from: device, to: Endpoint("10.99.1.20:53")!,
         payload: FrameBuilder.dnsQuery(name: "outside.example"))
-      : FrameBuilder.tcpPacket(from: device, to: Endpoint("10.99.1.10:9001")!, payload: [1])
+      : FrameBuilder.tcpPacket(from: device, to: Endpoint("10.99.1.10:9001")!, flags: 0x02)
     writer.write(timestamp: 1_000_000, frame: FrameBuilder.frame(.ethernet, ip: packet))
     writer.close()
     return (directory, path)

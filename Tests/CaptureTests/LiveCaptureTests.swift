@@ -30,7 +30,8 @@ import Testing
     let observed = ObservedCount()
     let capture = LiveCapture(
       .init(
-        interface: "lo", policy: AuditPolicy(allowed: [Self.allowed], syncProbe: Self.probe),
+        interface: "lo",
+        policy: AuditPolicy(allowed: [(Self.allowed, .orPort)], syncProbe: Self.probe),
         pcapPath: path, prepareThread: { try namespace.enter() },
         observer: { if $0.disposition == .control { observed.add() } }))
     try capture.start()
@@ -66,7 +67,7 @@ import Testing
     ])
     #expect(frames.split(separator: "\n").count == report.statistics.packets)
     let offline = try PcapFileReader.audit(
-      path: path, policy: AuditPolicy(allowed: [Self.allowed], syncProbe: Self.probe))
+      path: path, policy: AuditPolicy(allowed: [(Self.allowed, .orPort)], syncProbe: Self.probe))
     #expect(offline.verdict == .leak)
     #expect(offline.leaks.map(\.leakClass) == report.leaks.map(\.leakClass))
   }
@@ -75,7 +76,7 @@ import Testing
   func aQuietCaptureWithItsControlPassesAndWithoutItIsInconclusive() throws {
     let namespace = try TestNamespace()
     defer { namespace.remove() }
-    let policy = AuditPolicy(allowed: [Self.allowed], syncProbe: Self.probe)
+    let policy = AuditPolicy(allowed: [(Self.allowed, .orPort)], syncProbe: Self.probe)
     let quiet = try LiveCapture(
       .init(interface: "lo", policy: policy, prepareThread: { try namespace.enter() })
     ).start()

@@ -42,7 +42,7 @@ import Testing
     defer { try? FileManager.default.removeItem(atPath: path) }
     try writeCapture(path, count: 10)
     let report = try PcapFileReader.audit(
-      path: path, policy: AuditPolicy(allowed: [Self.guardEndpoint]))
+      path: path, policy: AuditPolicy(allowed: [(Self.guardEndpoint, .tcp)]))
     #expect(report.verdict == .pass)
     #expect(report.statistics.packets == 10)
   }
@@ -53,7 +53,7 @@ import Testing
     try writeCapture(path, count: 10)
     try cut(path, by: 5)
     let report = try PcapFileReader.audit(
-      path: path, policy: AuditPolicy(allowed: [Self.guardEndpoint]))
+      path: path, policy: AuditPolicy(allowed: [(Self.guardEndpoint, .tcp)]))
     #expect(report.verdict == .inconclusive)
     #expect(report.statistics.packets == 9)
     let reason = try #require(report.reasons.first)
@@ -69,7 +69,7 @@ import Testing
     try writeCapture(path, count: 10, leakAt: 2)
     try cut(path, by: 30)
     let report = try PcapFileReader.audit(
-      path: path, policy: AuditPolicy(allowed: [Self.guardEndpoint]))
+      path: path, policy: AuditPolicy(allowed: [(Self.guardEndpoint, .tcp)]))
     #expect(report.verdict == .leak)
     #expect(report.leaks.first?.names == ["early.example"])
     #expect(report.reasons.map(\.kind) == [.unreadableFile])
@@ -89,7 +89,7 @@ import Testing
       try full.prefix(length).write(to: URL(fileURLWithPath: cutPath))
       do {
         let report = try PcapFileReader.audit(
-          path: cutPath, policy: AuditPolicy(allowed: [Self.guardEndpoint]))
+          path: cutPath, policy: AuditPolicy(allowed: [(Self.guardEndpoint, .tcp)]))
         // A cut exactly between records is a valid shorter file; anything else is damage.
         if report.verdict == .pass {
           #expect(report.reasons.isEmpty)
@@ -135,7 +135,7 @@ import Testing
     // 1.7e15 us is 2023; 1e16 us is the year 2286.
     try writePcapng(path, stamps: [1_700_000_000_000_000, 10_000_000_000_000_000])
     let report = try PcapFileReader.audit(
-      path: path, policy: AuditPolicy(allowed: [Self.guardEndpoint]))
+      path: path, policy: AuditPolicy(allowed: [(Self.guardEndpoint, .tcp)]))
     #expect(report.verdict == .inconclusive)
     #expect(report.statistics.packets == 1)
     let reason = try #require(report.reasons.first)
@@ -149,7 +149,7 @@ import Testing
     defer { try? FileManager.default.removeItem(atPath: path) }
     try writePcapng(path, offset: 1 << 62, stamps: [1_700_000_000_000_000])
     let report = try PcapFileReader.audit(
-      path: path, policy: AuditPolicy(allowed: [Self.guardEndpoint]))
+      path: path, policy: AuditPolicy(allowed: [(Self.guardEndpoint, .tcp)]))
     #expect(report.verdict == .inconclusive)
     #expect(report.reasons.first?.detail.contains("packet 1 has a timestamp out of range") == true)
   }
@@ -160,7 +160,7 @@ import Testing
     defer { try? FileManager.default.removeItem(atPath: path) }
     try writePcapng(path, offset: 3600, stamps: [1_700_000_000_000_000, 1_700_000_000_100_000])
     let report = try PcapFileReader.audit(
-      path: path, policy: AuditPolicy(allowed: [Self.guardEndpoint]))
+      path: path, policy: AuditPolicy(allowed: [(Self.guardEndpoint, .tcp)]))
     #expect(report.verdict == .pass)
     #expect(report.statistics.packets == 2)
   }
@@ -180,7 +180,7 @@ import Testing
       try full.prefix(length).write(to: URL(fileURLWithPath: cutPath))
       do {
         let report = try PcapFileReader.audit(
-          path: cutPath, policy: AuditPolicy(allowed: [Self.guardEndpoint]))
+          path: cutPath, policy: AuditPolicy(allowed: [(Self.guardEndpoint, .tcp)]))
         if report.verdict == .pass {
           #expect(report.reasons.isEmpty)
           #expect(boundaries.contains(length), "cut at \(length)")

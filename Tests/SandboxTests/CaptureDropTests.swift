@@ -53,7 +53,7 @@ struct CaptureDropTests {
   func dropsMakeTheVerdictInconclusive() async throws {
     try await Self.withLink { run, sender in
       let capture = try run.openDeviceCapture(
-        allowed: [Endpoint(Self.sink)], pcapPath: nil, bufferSize: Self.tinyBuffer,
+        allowed: [(Endpoint(Self.sink), .udp)], pcapPath: nil, bufferSize: Self.tinyBuffer,
         observer: Self.slowConsumer)
       for _ in 0..<Self.floodPackets { try sender.send(Self.payload, to: Self.sink) }
       let report = capture.stop()
@@ -70,7 +70,7 @@ struct CaptureDropTests {
   @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
   func theSameTrafficWithoutDropsPasses() async throws {
     try await Self.withLink { run, sender in
-      let capture = try run.openDeviceCapture(allowed: [Endpoint(Self.sink)], pcapPath: nil)
+      let capture = try run.openDeviceCapture(allowed: [(Endpoint(Self.sink), .udp)], pcapPath: nil)
       for index in 0..<Self.floodPackets {
         try sender.send(Self.payload, to: Self.sink)
         if index % 50 == 0 { usleep(1000) }
@@ -88,7 +88,7 @@ struct CaptureDropTests {
   func aLeakSeenWhileDroppingIsStillALeak() async throws {
     try await Self.withLink { run, sender in
       let capture = try run.openDeviceCapture(
-        allowed: [Endpoint(Self.sink)], pcapPath: nil, bufferSize: Self.tinyBuffer,
+        allowed: [(Endpoint(Self.sink), .udp)], pcapPath: nil, bufferSize: Self.tinyBuffer,
         observer: Self.slowConsumer)
       try sender.send(Self.payload, to: Self.leakTarget)
       #expect(Self.waitUntil { capture.leakPacketsSeen > 0 })
@@ -108,7 +108,7 @@ struct CaptureDropTests {
   func leaksInsideAnOverrunFloodNeverPass() async throws {
     try await Self.withLink { run, sender in
       let capture = try run.openDeviceCapture(
-        allowed: [Endpoint(Self.sink)], pcapPath: nil, bufferSize: Self.tinyBuffer,
+        allowed: [(Endpoint(Self.sink), .udp)], pcapPath: nil, bufferSize: Self.tinyBuffer,
         observer: Self.slowConsumer)
       for index in 0..<Self.floodPackets {
         try sender.send(Self.payload, to: index % 100 == 99 ? Self.leakTarget : Self.sink)

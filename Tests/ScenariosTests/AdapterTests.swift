@@ -91,7 +91,7 @@ import Testing
        "statistics": {"linkType": "ethernet", "packets": 50, "bytes": 4000, "allowedPackets": 40,
                       "controlPackets": 1, "linkControlPackets": 3, "inboundPackets": 0,
                       "leakPackets": 2, "leakReplyPackets": 2, "undecodablePackets": 0, "undecidedPackets": 0,
-                      "flowOverflowPackets": 0, "leakGroupOverflowPackets": 0},
+                      "flowOverflowPackets": 0, "leakGroupOverflowPackets": 0, "unverifiedFlows": 0},
        "capture": {"received": 52, "dropped": 2, "interfaceDropped": 1},
        "flows": [
          {"protocol": "tcp", "source": "10.66.0.2", "destination": "10.66.1.10",

@@ -68,7 +68,7 @@ final class LastActRun: LaneRun {
   }
 
   func censorRules(at t: Double) -> [Sandbox.CensorRule] { [] }
-  func captureAllows() throws -> Set<Endpoint> { AddressPlan.guardEndpoints }
+  func captureAllows() throws -> AllowedEndpoints { AddressPlan.guardEndpoints }
   func preferences() throws -> String { "{}" }
   func startTorSide(epoch: MonotonicInstant?) throws {}
 

@@ -127,7 +127,7 @@ class MockLaneRun: SkippingClockLaneRun {
     SandboxMapping.censorRules(scenario.network, at: t)
   }
 
-  func captureAllows() throws -> Set<Endpoint> { AddressPlan.guardEndpoints }
+  func captureAllows() throws -> AllowedEndpoints { AddressPlan.guardEndpoints }
 
   func preferences() throws -> String { ScenarioCommandLines.preferences(scenario) }
 

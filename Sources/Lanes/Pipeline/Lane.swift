@@ -36,7 +36,7 @@ public protocol LaneRun: AnyObject {
   /// Harness traffic that must stay out of the capture (OONI replay's probes).
   func beforeCapture() throws
   /// What the capture allows: the Tor side's endpoints, nothing else.
-  func captureAllows() throws -> Set<Endpoint>
+  func captureAllows() throws -> AllowedEndpoints
   /// The app's starting preferences (its UserDefaults), as JSON.
   func preferences() throws -> String
   /// Starts the Tor side in the device (the mock), or lays out what the app starts itself;

@@ -32,7 +32,7 @@ public final class ExecRealTor: @unchecked Sendable {
 
   /// ``SandboxExec/WorldPreparation``: starts the private network in the run's world (its
   /// tors recorded with the run, so every exit path stops them) and returns its allowlist.
-  public func prepare(_ run: SandboxRun) throws -> Set<Endpoint> {
+  public func prepare(_ run: SandboxRun) throws -> AllowedEndpoints {
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     let network = WorldTestnet(sandbox: run, directory: directory + "/net")
     testnet.withLock { $0 = network }
@@ -41,7 +41,7 @@ public final class ExecRealTor: @unchecked Sendable {
     try run.startWorldLoopbackResolver()
     try Self.wait { try await network.start() }
     times.withLock { $0.network = network.readySeconds }
-    return Set(try network.allowlist().map(Endpoint.init))
+    return try network.allowlist()
   }
 
   /// ``SandboxExec/TorStarter``: Debian's tor in the device, waited for until it reports 100%.

@@ -83,8 +83,8 @@ class RealTorLaneRun: EpochHandOverLaneRun {
   /// Nothing before the capture on a plain real-Tor run (``OONIReplayLane`` probes there).
   func beforeCapture() throws {}
 
-  func captureAllows() throws -> Set<Endpoint> {
-    Set(try runner.testnet.allowlist().map(Endpoint.init))
+  func captureAllows() throws -> AllowedEndpoints {
+    try runner.testnet.allowlist()
   }
 
   /// The scenario's bridges as the network's bridge lines, seeded into the app's settings.

@@ -1,3 +1,4 @@
+import Audit
 import FailClosedSupport
 import Foundation
 import Sandbox
@@ -40,10 +41,13 @@ public final class WorldTestnet: @unchecked Sendable {
     readySeconds = clock.now
   }
 
-  /// ORPorts and DirPorts from the consensus, and the bridge's obfs4 port: the audit's
-  /// allowlist, as Tails and Whonix build theirs.
-  public func allowlist() throws -> [SocketAddress] {
-    try network.allowlist().compactMap { SocketAddress($0) }
+  /// ORPorts and DirPorts from the consensus, and the bridge's obfs4 port, each with what
+  /// listens there: the audit's allowlist, as Tails and Whonix build theirs, typed.
+  public func allowlist() throws -> AllowedEndpoints {
+    AllowedEndpoints(
+      try network.contactPoints().compactMap { point in
+        Endpoint(point.endpoint).map { ($0, EndpointRole(point.kind)) }
+      })
   }
 
   public func stop() { network.stop() }
