@@ -87,6 +87,95 @@ import Testing
     return (directory, path)
   }
 
+  /// Issue 28's false passes as pcap files, SLL2 and Ethernet, through `failclosed audit`:
+  /// UDP DNS to the guard's ORPort, clear HTTP straight to it after a SYN, an MLD report with
+  /// data in its PadN; each its own file, each a leak with its class and reason. The clean
+  /// controls: tor's own opening (SYN, ClientHello) to the ORPort, obfs4-like random bytes to
+  /// a bridge given as obfs4:, a directory request to a DirPort, Linux's MLD report.
+  @Test(arguments: [LinkType.linuxSLL2, .ethernet])
+  func issue28FalsePassesInAFileAreCaught(linkType: LinkType) async throws {
+    let syn = FrameBuilder.tcpPacket(
+      from: Self.device, to: Self.guardEndpoint, flags: 0x02, sequence: 7)
+    let mldReport = FrameBuilder.mldv2Report(groups: [IPAddress("ff02::1:ff00:2")!])
+    func mld(_ options: [UInt8]?) -> [UInt8] {
+      FrameBuilder.ipv6(
+        source: IPAddress("fe80::2")!, destination: IPAddress("ff02::16")!,
+        proto: IPProtocolNumber.icmpv6, payload: mldReport,
+        extensions: [options.map { .options(header: 0, $0) } ?? .hopByHop], hopLimit: 1)
+    }
+    let request = Array(
+      "GET http://clear.example/secret HTTP/1.1\r\nHost: clear.example\r\n\r\n".utf8)
+    let cases: [(String, [UInt8], LeakClass, String)] = [
+      (
+        "UDP DNS to the ORPort",
+        FrameBuilder.udpPacket(
+          from: Self.device, to: Self.guardEndpoint,
+          payload: FrameBuilder.dnsQuery(name: "secret.example")), .dns, "protocol-not-allowed"
+      ),
+      (
+        "clear HTTP to the ORPort",
+        FrameBuilder.tcpPacket(
+          from: Self.device, to: Self.guardEndpoint, sequence: 8, payload: request),
+        .clearOnTorEndpoint, "content-not-allowed"
+      ),
+      (
+        "MLD with data in PadN", mld([5, 2, 0, 0, 1, 8] + Array("EXFILDAT".utf8)), .multicast,
+        "ipv6-extension-options"
+      ),
+    ]
+    for (name, packet, leakClass, reason) in cases {
+      let (directory, path) = try file([(syn, true), (packet, true)], linkType: linkType)
+      defer { try? FileManager.default.removeItem(at: directory) }
+      let reportDirectory = directory.appendingPathComponent("report").path
+      var arguments = ["audit", path, "--allow", "10.99.1.10:9001", "--report", reportDirectory]
+      if linkType == .ethernet { arguments += ["--device-mac", "02:00:00:00:00:01"] }
+      #expect(await FailClosedMain.run(arguments) == 5, "\(name)")
+      let data = try Data(contentsOf: URL(fileURLWithPath: reportDirectory + "/audit.json"))
+      let report = try JSONDecoder().decode(AuditReport.self, from: data)
+      #expect(report.leaks.map(\.leakClass) == [leakClass], "\(name)")
+      #expect(report.leaks.map(\.reason) == [reason], "\(name)")
+      #expect(report.allowed == ["orport:10.99.1.10:9001"])
+    }
+    // The clean controls in one file.
+    let bridge = Endpoint("10.99.1.12:4433")!
+    let dirPort = Endpoint("10.99.1.11:9030")!
+    var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+    let random = (0..<300).map { _ -> UInt8 in
+      state ^= state << 13
+      state ^= state >> 7
+      state ^= state << 17
+      return UInt8(truncatingIfNeeded: state)
+    }
+    let clean: [([UInt8], Bool)] = [
+      (syn, true),
+      (
+        FrameBuilder.tcpPacket(
+          from: Self.device, to: Self.guardEndpoint, sequence: 8,
+          payload: FrameBuilder.tlsClientHello(serverName: "www.qxz4rw.com")), true
+      ),
+      (FrameBuilder.tcpPacket(from: Self.device, to: bridge, flags: 0x02, sequence: 1), true),
+      (FrameBuilder.tcpPacket(from: Self.device, to: bridge, sequence: 2, payload: random), true),
+      (FrameBuilder.tcpPacket(from: Self.device, to: dirPort, flags: 0x02, sequence: 1), true),
+      (
+        FrameBuilder.tcpPacket(
+          from: Self.device, to: dirPort, sequence: 2,
+          payload: Array("GET /tor/server/authority.z HTTP/1.0\r\n\r\n".utf8)), true
+      ),
+      (mld(nil), true),
+    ]
+    let (directory, path) = try file(clean, linkType: linkType)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    var arguments = [
+      "audit", path, "--allow", "orport:10.99.1.10:9001", "--allow", "obfs4:10.99.1.12:4433",
+      "--allow", "dirport:10.99.1.11:9030",
+    ]
+    if linkType == .ethernet { arguments += ["--device-mac", "02:00:00:00:00:01"] }
+    #expect(await FailClosedMain.run(arguments) == 0)
+    // The random bytes to the same bridge given as an ORPort are not TLS: a leak.
+    arguments[5] = "orport:10.99.1.12:4433"
+    #expect(await FailClosedMain.run(arguments) == 5)
+  }
+
   /// Issue 11's evasions as pcap files: a DNS query leaving with the guard forged as its
   /// source, and an ICMP error quoting the guard's flow sent to another host with data.
   @Test func evasionsInAFileAreLeaksWithTheirReasons() async throws {

@@ -1,0 +1,89 @@
+import Audit
+import FailClosedSupport
+import Foundation
+import Testing
+
+@testable import Sandbox
+
+/// Issue 28's three false passes made for real in the device, by a root program: a DNS query
+/// over UDP to the guard's ORPort, clear HTTP over the kernel's own TCP straight to the guard,
+/// ICMP echo to the guard's address, and an MLD report whose hop-by-hop PadN carries
+/// "EXFILDAT". Each must be caught from the cooked capture with its class and reason. The
+/// control: the same program opening the guard with the mock Tor's own tunnel request, and
+/// an MLD report with Linux's router alert and zero padding, must pass.
+@Suite("Tor endpoint canaries in the device")
+struct TorEndpointCanaryTests {
+  static let script = """
+    import socket, struct, sys
+    link = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    link.bind(('eth0', 0))
+    mac = bytes.fromhex(open('/sys/class/net/eth0/address').read().strip().replace(':', ''))
+    def mld(options):
+        group = socket.inet_pton(socket.AF_INET6, 'ff02::1:ff00:2')
+        body = bytes([143, 0, 0, 0, 0, 0, 0, 1, 4, 0, 0, 0]) + group
+        hbh = bytes([58, (len(options) + 2) // 8 - 1]) + options
+        payload = hbh + body
+        header = struct.pack('!IHBB', 0x60000000, len(payload), 0, 1)
+        header += socket.inet_pton(socket.AF_INET6, 'fe80::2')
+        header += socket.inet_pton(socket.AF_INET6, 'ff02::16')
+        link.send(b'\\x33\\x33\\x00\\x00\\x00\\x16' + mac + b'\\x86\\xdd' + header + payload)
+    guard = ('10.66.1.10', 9001)
+    if sys.argv[1] == 'canaries':
+        query = b'\\x12\\x34\\x01\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00'
+        query += b'\\x06secret\\x07example\\x00\\x00\\x01\\x00\\x01'
+        socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(query, guard)
+        tcp = socket.create_connection(guard, timeout=5)
+        tcp.sendall(b'GET http://clear.example/secret HTTP/1.1\\r\\nHost: clear.example\\r\\n\\r\\n')
+        tcp.recv(16)
+        tcp.close()
+        icmp = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+        icmp.sendto(b'\\x08\\x00\\xf7\\xff\\x00\\x00\\x00\\x00', ('10.66.1.10', 0))
+        mld(bytes([5, 2, 0, 0, 1, 8]) + b'EXFILDAT' + bytes([1, 0]))
+    else:
+        tcp = socket.create_connection(guard, timeout=5)
+        host = b'10.66.1.80'
+        tcp.sendall(b'FCT1' + bytes([len(host)]) + host + struct.pack('!H', 80))
+        assert tcp.recv(1) == b'\\x00'
+        tcp.sendall(b'GET / HTTP/1.0\\r\\n\\r\\n')
+        tcp.recv(64)
+        tcp.close()
+        mld(bytes([5, 2, 0, 0, 1, 0]))
+    """
+
+  static func run(_ mode: String) async throws -> AuditReport {
+    let result = try await SandboxExec.run(
+      SandboxExec.Options(
+        command: ["python3", "-c", script, mode], tor: false, grace: 0.3, timeout: 20,
+        commandOutput: "/dev/null"))
+    #expect(result.commandStatus == 0, "the script failed")
+    return result.report
+  }
+
+  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  func eachFalsePassOfRoundTwoIsCaughtFromTheCapture() async throws {
+    let report = try await Self.run("canaries")
+    let text = AuditSummary.text(report)
+    #expect(report.verdict == .leak, "\(text)")
+    let udp = report.leaks.first { $0.protocol == "udp" && $0.destination == "10.66.1.10:9001" }
+    #expect(udp?.leakClass == .dns, "\(text)")
+    #expect(udp?.reason == "protocol-not-allowed")
+    #expect(udp?.names == ["secret.example"])
+    let clear = report.leaks.first { $0.leakClass == .clearOnTorEndpoint }
+    #expect(clear?.destination == "10.66.1.10:9001", "\(text)")
+    #expect(clear?.evidence?.contains("GET http://clear.example/secret") == true, "\(text)")
+    #expect(clear?.names == ["clear.example"])
+    #expect(
+      report.leaks.contains { $0.protocol == "icmp" && $0.reason == "protocol-not-allowed" },
+      "\(text)")
+    let mld = report.leaks.first { $0.reason == "ipv6-extension-options" }
+    #expect(mld?.evidence?.contains("EXFILDAT") == true, "\(text)")
+  }
+
+  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  func theMockTorsOwnTunnelRequestAndLinuxsMLDPass() async throws {
+    let report = try await Self.run("control")
+    #expect(report.verdict == .pass, "\(AuditSummary.text(report))")
+    #expect(report.statistics.allowedPackets >= 3)
+    #expect(report.linkControl.mld >= 1)
+  }
+}
