@@ -296,8 +296,13 @@ struct AuditorCore {
         }
         return
       }
+      // The segment's length as its IP header says, beyond what the capture kept.
+      let segment =
+        packet.ipTotalLength > 0
+        ? packet.networkOffset + packet.ipTotalLength - packet.payloadOffset : payload.count
       outcome = flow.content!.step(
-        flags: packet.tcpFlags, sequence: packet.tcpSequence, payload: payload)
+        flags: packet.tcpFlags, sequence: packet.tcpSequence, payload: payload,
+        missing: max(0, segment - payload.count))
     }
     switch outcome {
     case .fine: return .fine

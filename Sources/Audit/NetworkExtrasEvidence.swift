@@ -47,47 +47,14 @@ extension PacketDecoder {
     var offset = packet.networkOffset + 40
     let end = packet.networkEnd
     for _ in 0..<16 {
-      guard next == 0 || next == 60 || next == 43 || next == 135 || next == 139 || next == 140,
-        end >= offset + 8
-      else { return nil }
+      guard [0, 43, 60, 135, 139, 140].contains(next), end >= offset + 8 else { return nil }
       let length = (Int(frame.u8(offset + 1)) + 1) * 8
-      let headerEnd = min(end, offset + length)
-      let header = next == 0 ? "hop-by-hop" : "destination options"
       if next == 0 || next == 60 {
-        var option = offset + 2
-        var padding = 0
-        while option < headerEnd {
-          let type = frame.u8(option)
-          if type == 0 {
-            padding += 1
-            option += 1
-            if padding > 7 { return "\(header) header: \(padding) bytes of padding (at most 7)" }
-            continue
-          }
-          guard option + 2 <= headerEnd else {
-            return "\(header) header: an option cut at the header's end"
-          }
-          let dataLength = Int(frame.u8(option + 1))
-          guard option + 2 + dataLength <= headerEnd else {
-            return "\(header) header: option \(type) runs past the header's end"
-          }
-          let data = UnsafeRawBufferPointer(
-            rebasing: frame[(option + 2)..<(option + 2 + dataLength)])
-          if type == 1 {
-            padding += 2 + dataLength
-            if data.contains(where: { $0 != 0 }) {
-              return "\(header) header: PadN carries \(dataLength) bytes of data "
-                + ClearProtocolRecogniser.preview(data) + " (RFC 8200: its bytes are zero)"
-            }
-            if padding > 7 { return "\(header) header: \(padding) bytes of padding (at most 7)" }
-          } else if !(type == 5 && next == 0 && dataLength == 2 && frame.u16(option + 2) == 0) {
-            return "\(header) header: option type \(type) with \(dataLength) bytes "
-              + ClearProtocolRecogniser.preview(data)
-              + " (only padding and MLD's router alert are allowed)"
-          } else {
-            padding = 0
-          }
-          option += 2 + dataLength
+        let walk = IPv6OptionsWalk(
+          frame, offset + 2, min(end, offset + length), hopByHop: next == 0)
+        if let problem = walk.problem {
+          return IPv6OptionsWalk.describe(
+            problem, in: frame, header: next == 0 ? "hop-by-hop" : "destination options")
         }
       }
       next = frame.u8(offset)

@@ -361,49 +361,15 @@ public struct PacketDecoder: Sendable {
     }
   }
 
-  /// IPv6 hop-by-hop or destination options (RFC 8200 4.2): padding only zeros and no more
-  /// than alignment needs (at most 7 bytes in a row, as Linux enforces), router alert only in
-  /// a hop-by-hop header and only as MLD writes it (value 0, RFC 2711), nothing else, and the
-  /// options tiling the header exactly.
+  /// IPv6 hop-by-hop or destination options (``IPv6OptionsWalk``): a problem is an anomaly,
+  /// MLD's router alert an extra.
   static func ipv6Options(
     _ frame: UnsafeRawBufferPointer, _ start: Int, _ end: Int, hopByHop: Bool,
     _ packet: inout DecodedPacket
   ) {
-    var offset = start
-    var padding = 0
-    while offset < end {
-      let type = frame.u8(offset)
-      if type == 0 {
-        padding += 1
-        offset += 1
-      } else {
-        guard offset + 2 <= end else {
-          packet.anomalies.insert(.extensionOptionData)
-          return
-        }
-        let length = Int(frame.u8(offset + 1))
-        guard offset + 2 + length <= end else {
-          packet.anomalies.insert(.extensionOptionData)
-          return
-        }
-        switch type {
-        case 1:
-          padding += 2 + length
-          for index in (offset + 2)..<(offset + 2 + length) where frame.u8(index) != 0 {
-            packet.anomalies.insert(.extensionOptionData)
-            break
-          }
-        case 5 where hopByHop && length == 2 && frame.u16(offset + 2) == 0:
-          padding = 0
-          packet.networkExtras.insert(.routerAlert)
-        default:
-          padding = 0
-          packet.anomalies.insert(.extensionOptionData)
-        }
-        offset += 2 + length
-      }
-      if padding > 7 { packet.anomalies.insert(.extensionOptionData) }
-    }
+    let walk = IPv6OptionsWalk(frame, start, end, hopByHop: hopByHop)
+    if walk.problem != nil { packet.anomalies.insert(.extensionOptionData) }
+    if walk.routerAlert { packet.networkExtras.insert(.routerAlert) }
   }
 
   /// Bytes in the frame after the IP datagram: an Ethernet frame's padding is zeros; any

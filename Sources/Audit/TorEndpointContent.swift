@@ -69,8 +69,11 @@ struct TorEndpointContent {
     return true
   }
 
-  /// Feeds one packet the device sent on the flow: its TCP flags, sequence number and payload.
-  mutating func step(flags: UInt8, sequence: UInt32, payload: UnsafeRawBufferPointer) -> Outcome {
+  /// Feeds one packet the device sent on the flow: its TCP flags, sequence number and payload,
+  /// and how many of its payload bytes the capture cut off (its snap length).
+  mutating func step(
+    flags: UInt8, sequence: UInt32, payload: UnsafeRawBufferPointer, missing: Int = 0
+  ) -> Outcome {
     switch phase {
     case .failed: return .alreadyFailed
     case .unverifiable: return .fine
@@ -107,7 +110,7 @@ struct TorEndpointContent {
       if overlap >= bytes.count { return ending ? finish() : .fine }  // a retransmission
       bytes = UnsafeRawBufferPointer(rebasing: bytes[overlap...])
     }
-    next = next &+ UInt32(truncatingIfNeeded: bytes.count)
+    next = next &+ UInt32(truncatingIfNeeded: bytes.count + missing)
     if phase == .settled { return .fine }
     let before = streamOffset
     let outcome = consume(bytes)
@@ -117,7 +120,24 @@ struct TorEndpointContent {
         expected: expected)
     }
     if outcome != .fine { return outcome }
+    if missing > 0 { return skipUncaptured(missing) }
     return ending ? finish() : .fine
+  }
+
+  /// Bytes the device sent that the capture cut off: inside a TLS record's body they are
+  /// skipped; where a record header or a start still undecided lies, the flow is unverified.
+  private mutating func skipUncaptured(_ missing: Int) -> Outcome {
+    if phase == .settled { return .fine }
+    if role == .orPort && headerFill == 0 && recordRemaining >= missing {
+      recordRemaining -= missing
+      streamOffset += missing
+      return .fine
+    }
+    phase = .unverifiable
+    return .unverifiable(
+      "the capture's snap length cut \(missing) bytes off a segment at stream byte "
+        + "\(streamOffset), where the check needed them (capture with a larger snap length or "
+        + "without GSO)")
   }
 
   /// The stream ended: an obfs4 start shorter than 16 bytes is judged on what it had.

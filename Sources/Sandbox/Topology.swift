@@ -7,12 +7,15 @@ enum Topology {
   typealias Plan = AddressPlan
 
   /// Veth pairs are created directly inside their namespaces, so no veth ever exists in the
-  /// root namespace, and deleting the namespaces deletes them.
+  /// root namespace, and deleting the namespaces deletes them. The device's link carries one
+  /// segment per packet (`gso_max_segs 1`): the captures on it (snap length 2048) then hold
+  /// every byte the device sends, which the audit's content check of Tor flows follows; with
+  /// GSO the kernel hands them segments of up to 64 KiB, cut at the snap length.
   static func linkCommands(_ names: SandboxNames) -> [[String]] {
     [
       [
-        "ip", "link", "add", "name", "eth0", "netns", names.device, "type", "veth", "peer", "name",
-        "dev0", "netns", names.censor,
+        "ip", "link", "add", "name", "eth0", "netns", names.device, "gso_max_segs", "1", "type",
+        "veth", "peer", "name", "dev0", "netns", names.censor, "gso_max_segs", "1",
       ],
       [
         "ip", "link", "add", "name", "wld0", "netns", names.censor, "type", "veth", "peer", "name",

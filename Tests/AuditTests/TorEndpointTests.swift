@@ -197,6 +197,35 @@ import Testing
     #expect(blocked.verdict == .pass)
   }
 
+  /// Segments the capture cut at its snap length (GSO hands a capture segments of up to
+  /// 64 KiB): bytes inside a TLS record's body are skipped; a record header in the cut part
+  /// leaves the flow unverified, never passed.
+  @Test func bytesTheSnapLengthCutAreSkippedInsideARecordOnly() {
+    let hello = FrameBuilder.tlsClientHello(serverName: "www.abcdef.com")
+    let big = [UInt8]([0x17, 3, 3, 0x10, 0x00]) + [UInt8](repeating: 0x5A, count: 4096)
+    func audit(_ second: [UInt8], cut: Int) -> AuditReport {
+      let packets = Self.connection(to: Fixtures.guardEndpoint, [hello, second])
+      let auditor = Auditor(linkType: .linuxSLL2, policy: Self.policy)
+      for (index, packet) in packets.enumerated() {
+        var frame = FrameBuilder.frame(
+          .linuxSLL2, ip: packet, outbound: Fixtures.sentByDevice(packet))
+        if index == packets.count - 1 { frame = Array(frame.prefix(cut)) }
+        _ = frame.withUnsafeBytes {
+          auditor.consume(timestamp: Int64(index) * 1000, wireLength: packet.count + 20, frame: $0)
+        }
+      }
+      return auditor.report()
+    }
+    #expect(audit(big, cut: 2048).verdict == .pass)
+    // Two records: the second's header lies past the cut.
+    let two =
+      [UInt8]([0x17, 3, 3, 0x03, 0xE8]) + [UInt8](repeating: 0x5A, count: 1000)
+      + [0x17, 3, 3, 0, 3, 1, 2, 3]
+    let report = audit(two, cut: 512)
+    #expect(report.verdict == .inconclusive, "\(AuditSummary.text(report))")
+    #expect(report.reasons.first?.detail.contains("snap length") == true)
+  }
+
   @Test func aNewSYNOnTheSamePortsStartsTheCheckAgain() {
     let hello = FrameBuilder.tlsClientHello(serverName: "www.abcdef.com")
     var packets = Self.connection(to: Fixtures.guardEndpoint, [hello])

@@ -76,6 +76,12 @@ struct EvasionCanaryTests {
     """
 
   static func run(_ mode: String) async throws -> AuditReport {
+    try await run(script: script, mode)
+  }
+
+  /// Runs a Python `script` with `mode` as its argument in a fresh sandbox without Tor, and
+  /// returns the audit of what the device sent.
+  static func run(script: String, _ mode: String) async throws -> AuditReport {
     let result = try await SandboxExec.run(
       SandboxExec.Options(
         command: ["python3", "-c", script, mode], tor: false, grace: 0.3, timeout: 20,
