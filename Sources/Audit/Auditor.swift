@@ -178,9 +178,16 @@ struct AuditorCore {
             flows.update(index) { $0.disposition = disposition }
           }
         } else {
-          let state = FlowState(
+          var state = FlowState(
             key: key, ipv6: packet.network == .ipv6, first: timestamp, last: timestamp,
             packets: 0, bytes: 0, disposition: disposition, direction: packet.direction)
+          // A flow the device opens to a Tor endpoint has its bytes followed from here.
+          if disposition == .allowed && ported && key.proto == IPProtocolNumber.tcp
+            && packet.direction != .inbound,
+            let role = policy.allowed.role(of: packet.destinationEndpoint), role.checksContent
+          {
+            state.content = TorEndpointContent(role: role)
+          }
           if let index = flows.insert(state) {
             flowIndex = index
             lastFlowKey = key
@@ -197,10 +204,9 @@ struct AuditorCore {
     }
     var contentEvidence: String?
     if disposition == .allowed && packet.ipProtocol == IPProtocolNumber.tcp && packet.hasPorts
-      && packet.direction != .inbound,
-      let role = policy.allowed.role(of: packet.destinationEndpoint), role.checksContent
+      && packet.direction != .inbound
     {
-      switch checkContent(role, packet, payload, flowIndex) {
+      switch checkContent(packet, payload, flowIndex) {
       case .fine, .unverifiable:
         break
       case .failed(let evidence):
@@ -272,20 +278,22 @@ struct AuditorCore {
 
   /// Feeds a packet the device sent to a Tor endpoint to its flow's content check; on a
   /// failure, the evidence: where in the stream, what was there, what the role expects.
+  @inline(__always)
   private mutating func checkContent(
-    _ role: EndpointRole, _ packet: DecodedPacket, _ payload: UnsafeRawBufferPointer,
-    _ flowIndex: Int?
+    _ packet: DecodedPacket, _ payload: UnsafeRawBufferPointer, _ flowIndex: Int?
   ) -> ContentResult {
-    let flowText =
-      "tcp \(packet.sourceEndpoint) -> \(packet.destinationEndpoint) (\(role.noun))"
     guard let index = flowIndex else {
       // Beyond the flow cap nothing can be followed.
-      if packet.payloadLength > 0 { noteUnverified(flowText, "the flow table is full") }
+      if packet.payloadLength > 0, let role = policy.allowed.role(of: packet.destinationEndpoint),
+        role.checksContent
+      {
+        noteUnverified(Self.flowText(packet, role), "the flow table is full")
+      }
       return .unverifiable
     }
+    guard let role = flows.flows[index].content?.role else { return .fine }
     var outcome = TorEndpointContent.Outcome.fine
     flows.update(index) { flow in
-      if flow.content == nil { flow.content = TorEndpointContent(role: role) }
       if packet.isFragment {
         // No Tor client's TCP is fragmented (Linux sets DF and follows the path MTU), and
         // the check does not reassemble: the flow's bytes are not followed.
@@ -308,7 +316,7 @@ struct AuditorCore {
     case .fine: return .fine
     case .alreadyFailed: return .alreadyFailed
     case .unverifiable(let why):
-      noteUnverified(flowText, why)
+      noteUnverified(Self.flowText(packet, role), why)
       return .unverifiable
     case .failed(let streamOffset, let payloadIndex, let expected):
       flows.update(index) { $0.disposition = .leak(.clearOnTorEndpoint) }
@@ -321,6 +329,10 @@ struct AuditorCore {
           + "\(streamOffset): \(ClearProtocolRecogniser.preview(rest))"
           + (found.map { " (\($0))" } ?? "") + "; expected \(expected)")
     }
+  }
+
+  private static func flowText(_ packet: DecodedPacket, _ role: EndpointRole) -> String {
+    "tcp \(packet.sourceEndpoint) -> \(packet.destinationEndpoint) (\(role.noun))"
   }
 
   private mutating func noteUnverified(_ flow: String, _ why: String) {

@@ -25,6 +25,7 @@ extension SandboxRun {
       linkNetworks: AddressPlan.deviceLinkNetworks)
     var farEnd = policy
     farEnd.farEndOfLink = true
+    abortDeviceConnections()
     let device = self.device
     let censor = self.censor
     let deviceCapture = LiveCapture(
@@ -53,6 +54,19 @@ extension SandboxRun {
       throw error
     }
     return pair
+  }
+}
+
+extension SandboxRun {
+  /// Aborts every TCP connection the device holds (`ss -K`, in the device namespace), before
+  /// its capture opens. The audit follows a Tor flow's bytes from its SYN, so a connection the
+  /// capture did not see open is unverifiable: the orphans a slot's previous scenario leaves
+  /// retransmitting into the censor, or a lane's probe, would make a clean run inconclusive
+  /// (the real lane showed it), and they are not this run's. Listening sockets stay.
+  func abortDeviceConnections() {
+    _ = try? CommandRunner.capture([
+      "ip", "netns", "exec", names.device, "ss", "-K", "-t", "state", "connected",
+    ])
   }
 }
 
