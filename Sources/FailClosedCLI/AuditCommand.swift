@@ -24,16 +24,18 @@ public struct AuditCommand: Command {
     flow must be, followed from the SYN; a flow that fails is a leak of class
     clear-on-tor-endpoint, with its first bytes as evidence, and a flow whose start or bytes
     the file misses is inconclusive:
-    \(Self.roleLines) Arriving packets are never leaks. Without any
+    \(Self.roleLines)
+    Arriving packets are never leaks. Without any
     direction, a packet from an allowed endpoint cannot be told from a forged one: the
     verdict is then inconclusive, never pass. Everything else leaving is a leak, named by
     class, first match wins:
       dns             UDP or TCP to or from port 53, 853 (DNS over TLS), 5353 (mDNS), 5355 (LLMNR)
-      clear-on-tor-endpoint  bytes on a flow to an allowed endpoint that are not what its role speaks
       multicast       a multicast or broadcast destination
       ipv6            any other IPv6 packet
       tcp, udp, icmp  by protocol
       other-protocol  other IP protocols, non-IP frames, undecodable frames
+    and, from the content check alone, clear-on-tor-endpoint: bytes on a flow to an allowed
+    endpoint that are not what its role speaks.
     ARP, IPv6 neighbour discovery, MLD and link-local IGMP are link control, never leaks, when
     well formed to the byte and link-scoped; otherwise they are leaks too. IP options
     (source routing, record route), IPv6 routing headers and overlapping fragments make a
@@ -137,6 +139,6 @@ extension AuditCommand {
   static var roleLines: String {
     EndpointRole.allCases.map { role in
       "  " + role.rawValue.padding(toLength: 12, withPad: " ", startingAt: 0) + role.allows
-    }.joined(separator: "\n    ")
+    }.joined(separator: "\n")
   }
 }
