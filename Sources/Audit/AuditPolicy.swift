@@ -225,6 +225,7 @@ public struct AuditPolicy: Sendable {
     if anomalies.contains(.routingHeader) { return .routingHeader }
     if anomalies.contains(.extensionOptionData) { return .extensionOptions }
     if anomalies.contains(.trailingData) { return .trailingData }
+    if anomalies.contains(.tcpOptionData) { return .tcpOptions }
     return .ipOptions
   }
 

@@ -439,7 +439,7 @@ struct AuditorCore {
           "\(name) to \(packet.destination), an allowed endpoint's address; only its "
             + "endpoints' own transport is allowed")
       }
-    case .extensionOptions, .trailingData, .headerNotNeeded, .malformedLinkControl:
+    case .extensionOptions, .trailingData, .headerNotNeeded, .malformedLinkControl, .tcpOptions:
       if let text = PacketDecoder.describeExtras(packet, frame) { parts.append(text) }
     default:
       break

@@ -40,6 +40,8 @@ public enum LeakReason: String, Sendable, Codable, CaseIterable {
   /// An exempt packet carrying an IPv4 option or IPv6 extension header its protocol does not
   /// need (MLD needs a hop-by-hop router alert, IGMP an IPv4 router alert, nothing else any).
   case headerNotNeeded = "header-not-needed"
+  /// TCP options no stack sends, or at lengths they never have, or data after their end.
+  case tcpOptions = "tcp-options"
   /// A frame that is not IP, or whose headers do not decode.
   case notIP = "not-ip"
   case undecodable

@@ -25,6 +25,17 @@ extension PacketDecoder {
             + ClearProtocolRecogniser.preview(rest))
       }
     }
+    if packet.anomalies.contains(.tcpOptionData), packet.ipProtocol == IPProtocolNumber.tcp,
+      frame.count >= packet.transportOffset + 20
+    {
+      let optionsEnd = min(
+        frame.count, packet.transportOffset + Int(frame.u8(packet.transportOffset + 12) >> 4) * 4)
+      let options = UnsafeRawBufferPointer(
+        rebasing: frame[
+          (packet.transportOffset + 20)..<max(packet.transportOffset + 20, optionsEnd)])
+      parts.append(
+        "TCP options \(ClearProtocolRecogniser.preview(options)) carry more than TCP needs")
+    }
     var extras: [String] = []
     let names: [(NetworkExtras, String)] = [
       (.routerAlert, "router alert"), (.otherIPv4Option, "an IPv4 option"),

@@ -271,6 +271,9 @@ public struct PacketDecoder: Sendable {
       packet.tcpFlags = frame.u8(start + 13)
       packet.tcpSequence = frame.u32(start + 4)
       let dataOffset = Int(frame.u8(start + 12) >> 4) * 4
+      if dataOffset > 20 && end >= start + dataOffset {
+        Self.tcpOptions(frame, start + 20, start + dataOffset, &packet)
+      }
       packet.payloadOffset = min(start + max(dataOffset, 20), end)
       packet.payloadLength = end - packet.payloadOffset
     case IPProtocolNumber.udp:
@@ -370,6 +373,55 @@ public struct PacketDecoder: Sendable {
     let walk = IPv6OptionsWalk(frame, start, end, hopByHop: hopByHop)
     if walk.problem != nil { packet.anomalies.insert(.extensionOptionData) }
     if walk.routerAlert { packet.networkExtras.insert(.routerAlert) }
+  }
+
+  /// TCP options (RFC 9293 3.2 and the registry's kinds in use): end, no-op, MSS (4 bytes),
+  /// window scale (3), SACK permitted (2), SACK (2 + 8n, n 1-4), timestamps (10), MD5 (18),
+  /// MPTCP (30, at least 3), TCP-AO (29, at least 4), Fast Open (34, a cookie of 4-16 bytes
+  /// or none), AccECN (172, 174: 2 + 3n bytes); after the end mark only zeros. Anything else can carry data past the stream's
+  /// own bytes.
+  static func tcpOptions(
+    _ frame: UnsafeRawBufferPointer, _ start: Int, _ end: Int, _ packet: inout DecodedPacket
+  ) {
+    var offset = start
+    while offset < end {
+      let kind = frame.u8(offset)
+      if kind == 0 {
+        for index in (offset + 1)..<end where frame.u8(index) != 0 {
+          packet.anomalies.insert(.tcpOptionData)
+          break
+        }
+        return
+      }
+      if kind == 1 {
+        offset += 1
+        continue
+      }
+      guard offset + 1 < end else {
+        packet.anomalies.insert(.tcpOptionData)
+        return
+      }
+      let length = Int(frame.u8(offset + 1))
+      let fits: Bool
+      switch kind {
+      case 2: fits = length == 4
+      case 3: fits = length == 3
+      case 4: fits = length == 2
+      case 5: fits = length >= 10 && length <= 34 && (length - 2) % 8 == 0
+      case 8: fits = length == 10
+      case 19: fits = length == 18
+      case 29: fits = length >= 4
+      case 30: fits = length >= 3
+      case 34: fits = length == 2 || (length >= 6 && length <= 18 && length % 2 == 0)
+      case 172, 174: fits = length >= 2 && length <= 11 && (length - 2) % 3 == 0  // AccECN
+      default: fits = false
+      }
+      guard fits, offset + length <= end else {
+        packet.anomalies.insert(.tcpOptionData)
+        return
+      }
+      offset += length
+    }
   }
 
   /// Bytes in the frame after the IP datagram: an Ethernet frame's padding is zeros; any

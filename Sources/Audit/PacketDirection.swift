@@ -42,8 +42,8 @@ public enum PacketDirection: UInt8, Sendable, Codable, CustomStringConvertible {
 /// Things a packet carries that let it reach somewhere other than where its destination
 /// address says, or that let its pieces say different things: never on an allowed path.
 public struct PacketAnomalies: OptionSet, Sendable, Hashable {
-  public let rawValue: UInt8
-  public init(rawValue: UInt8) { self.rawValue = rawValue }
+  public let rawValue: UInt16
+  public init(rawValue: UInt16) { self.rawValue = rawValue }
 
   /// IPv4 loose or strict source routing (options 131, 137).
   public static let sourceRoute = PacketAnomalies(rawValue: 1)
@@ -66,4 +66,9 @@ public struct PacketAnomalies: OptionSet, Sendable, Hashable {
   /// Bytes after the message: past the IP datagram's length in the frame (other than an
   /// Ethernet frame's zero padding), or past a UDP datagram's length inside its IP packet.
   public static let trailingData = PacketAnomalies(rawValue: 128)
+  /// TCP options that carry more than TCP needs: a kind no stack sends (anything but end,
+  /// no-op, MSS, window scale, SACK, timestamps, MD5, MPTCP, TCP-AO, Fast Open, AccECN), a known kind
+  /// at a length it never has, options that run past the header, or bytes other than zero
+  /// after the end-of-options mark.
+  public static let tcpOptionData = PacketAnomalies(rawValue: 256)
 }

@@ -144,4 +144,32 @@ import Testing
     let report = Fixtures.audit([error], linkType: .linuxSLL2, policy: policy)
     #expect(report.leaks.map(\.reason) == ["header-not-needed"], "\(AuditSummary.text(report))")
   }
+
+  /// TCP options are a place to carry data past the stream too: only the kinds stacks send,
+  /// at their lengths, zeros after the end mark.
+  @Test func tcpOptionsCarryingDataAreALeakEvenToTheGuard() {
+    func syn(_ options: [UInt8]) -> [UInt8] {
+      let padded = options + [UInt8](repeating: 0, count: (4 - options.count % 4) % 4)
+      var tcp = FrameBuilder.tcp(sourcePort: 41000, destinationPort: 9001, flags: 0x02)
+      tcp[12] = UInt8((20 + padded.count) / 4) << 4
+      return FrameBuilder.ipv4(
+        source: Fixtures.device, destination: Fixtures.guardEndpoint.address,
+        proto: IPProtocolNumber.tcp, payload: Array(tcp.prefix(20)) + padded)
+    }
+    // Linux's SYN: MSS, SACK permitted, timestamps, no-op, window scale.
+    let linux: [UInt8] = [2, 4, 5, 0xB4, 4, 2, 8, 10, 0, 0, 0, 1, 0, 0, 0, 0, 1, 3, 3, 7]
+    #expect(Fixtures.audit([syn(linux)], linkType: .linuxSLL2).verdict == .pass)
+    let canaries: [(String, [UInt8])] = [
+      ("an experimental option with data", [254, 10] + Array("EXFILDAT".utf8)),
+      ("an MSS of the wrong length", [2, 6, 5, 0xB4, 0x41, 0x41]),
+      ("data after the end of options", [2, 4, 5, 0xB4, 0, 0x41, 0x42, 0x43]),
+    ]
+    for (name, options) in canaries {
+      let report = Fixtures.audit([syn(options)], linkType: .linuxSLL2)
+      #expect(
+        report.leaks.map(\.reason) == ["tcp-options"], "\(name): \(AuditSummary.text(report))")
+    }
+    let evidence = Fixtures.audit([syn(canaries[0].1)], linkType: .linuxSLL2).leaks.first?.evidence
+    #expect(evidence?.contains("EXFILDAT") == true, "\(evidence ?? "")")
+  }
 }
