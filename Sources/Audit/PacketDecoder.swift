@@ -318,50 +318,61 @@ public struct PacketDecoder: Sendable {
     }
   }
 
-  /// What IPv4 options carry. End (0) and no-op (1) are padding, and after the end mark only
-  /// zeros may follow; router alert (148, which IGMP and RSVP use) is ordinary only as RFC
-  /// 2113 writes it (4 bytes, value 0); source routing, record route and timestamps are not.
-  static func ipv4Options(
-    _ frame: UnsafeRawBufferPointer, _ start: Int, _ end: Int, _ packet: inout DecodedPacket
-  ) {
+  /// IPv4 and TCP options share one layout: end (0), after which only zeros may follow;
+  /// no-op (1); then kind, length (counting both), data. Calls `option` with each other
+  /// option's kind, offset and length; false when the layout breaks (an option running past
+  /// the end, a length under 2, bytes other than zero after the end mark).
+  @inline(__always)
+  static func walkKindLengthOptions(
+    _ frame: UnsafeRawBufferPointer, _ start: Int, _ end: Int,
+    _ option: (_ kind: UInt8, _ offset: Int, _ length: Int) -> Void
+  ) -> Bool {
     var offset = start
     while offset < end {
       let kind = frame.u8(offset)
       if kind == 0 {
-        for index in (offset + 1)..<end where frame.u8(index) != 0 {
-          packet.anomalies.insert(.malformedIPOptions)
-          break
-        }
-        return
+        for index in (offset + 1)..<end where frame.u8(index) != 0 { return false }
+        return true
       }
       if kind == 1 {
         offset += 1
         continue
       }
-      guard offset + 1 < end else {
-        packet.anomalies.insert(.malformedIPOptions)
-        return
-      }
+      guard offset + 1 < end else { return false }
       let length = Int(frame.u8(offset + 1))
-      guard length >= 2, offset + length <= end else {
-        packet.anomalies.insert(.malformedIPOptions)
-        return
-      }
-      switch kind {
-      case 131, 137:
-        packet.anomalies.insert(.sourceRoute)
-        packet.networkExtras.insert(.otherIPv4Option)
-      case 7, 68:
-        packet.anomalies.insert(.recordRoute)
-        packet.networkExtras.insert(.otherIPv4Option)
-      case 148 where length == 4 && frame.u16(offset + 2) == 0:
-        packet.networkExtras.insert(.routerAlert)
-      default:
-        packet.anomalies.insert(.otherIPOption)
-        packet.networkExtras.insert(.otherIPv4Option)
-      }
+      guard length >= 2, offset + length <= end else { return false }
+      option(kind, offset, length)
       offset += length
     }
+    return true
+  }
+
+  /// What IPv4 options carry: router alert (148, which IGMP and RSVP use) is ordinary only as
+  /// RFC 2113 writes it (4 bytes, value 0); source routing, record route and timestamps are
+  /// not.
+  static func ipv4Options(
+    _ frame: UnsafeRawBufferPointer, _ start: Int, _ end: Int, _ packet: inout DecodedPacket
+  ) {
+    var anomalies = PacketAnomalies()
+    var extras = NetworkExtras()
+    let intact = walkKindLengthOptions(frame, start, end) { kind, offset, length in
+      switch kind {
+      case 131, 137:
+        anomalies.insert(.sourceRoute)
+        extras.insert(.otherIPv4Option)
+      case 7, 68:
+        anomalies.insert(.recordRoute)
+        extras.insert(.otherIPv4Option)
+      case 148 where length == 4 && frame.u16(offset + 2) == 0:
+        extras.insert(.routerAlert)
+      default:
+        anomalies.insert(.otherIPOption)
+        extras.insert(.otherIPv4Option)
+      }
+    }
+    if !intact { anomalies.insert(.malformedIPOptions) }
+    packet.anomalies.formUnion(anomalies)
+    packet.networkExtras.formUnion(extras)
   }
 
   /// IPv6 hop-by-hop or destination options (``IPv6OptionsWalk``): a problem is an anomaly,
@@ -375,33 +386,16 @@ public struct PacketDecoder: Sendable {
     if walk.routerAlert { packet.networkExtras.insert(.routerAlert) }
   }
 
-  /// TCP options (RFC 9293 3.2 and the registry's kinds in use): end, no-op, MSS (4 bytes),
-  /// window scale (3), SACK permitted (2), SACK (2 + 8n, n 1-4), timestamps (10), MD5 (18),
-  /// MPTCP (30, at least 3), TCP-AO (29, at least 4), Fast Open (34, a cookie of 4-16 bytes
-  /// or none), AccECN (172, 174: 2 + 3n bytes); after the end mark only zeros. Anything else can carry data past the stream's
+  /// TCP options (RFC 9293 3.2 and the registry's kinds in use): MSS (4 bytes), window
+  /// scale (3), SACK permitted (2), SACK (2 + 8n, n 1-4), timestamps (10), MD5 (18), MPTCP
+  /// (30, at least 3), TCP-AO (29, at least 4), Fast Open (34, a cookie of 4-16 bytes or
+  /// none), AccECN (172, 174: 2 + 3n bytes). Anything else can carry data past the stream's
   /// own bytes.
   static func tcpOptions(
     _ frame: UnsafeRawBufferPointer, _ start: Int, _ end: Int, _ packet: inout DecodedPacket
   ) {
-    var offset = start
-    while offset < end {
-      let kind = frame.u8(offset)
-      if kind == 0 {
-        for index in (offset + 1)..<end where frame.u8(index) != 0 {
-          packet.anomalies.insert(.tcpOptionData)
-          break
-        }
-        return
-      }
-      if kind == 1 {
-        offset += 1
-        continue
-      }
-      guard offset + 1 < end else {
-        packet.anomalies.insert(.tcpOptionData)
-        return
-      }
-      let length = Int(frame.u8(offset + 1))
+    var fitsAll = true
+    let intact = walkKindLengthOptions(frame, start, end) { kind, _, length in
       let fits: Bool
       switch kind {
       case 2: fits = length == 4
@@ -413,15 +407,12 @@ public struct PacketDecoder: Sendable {
       case 29: fits = length >= 4
       case 30: fits = length >= 3
       case 34: fits = length == 2 || (length >= 6 && length <= 18 && length % 2 == 0)
-      case 172, 174: fits = length >= 2 && length <= 11 && (length - 2) % 3 == 0  // AccECN
+      case 172, 174: fits = length <= 11 && (length - 2) % 3 == 0  // AccECN
       default: fits = false
       }
-      guard fits, offset + length <= end else {
-        packet.anomalies.insert(.tcpOptionData)
-        return
-      }
-      offset += length
+      if !fits { fitsAll = false }
     }
+    if !intact || !fitsAll { packet.anomalies.insert(.tcpOptionData) }
   }
 
   /// Bytes in the frame after the IP datagram: an Ethernet frame's padding is zeros; any
