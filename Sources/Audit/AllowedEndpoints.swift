@@ -8,7 +8,7 @@ public struct AllowedEndpoints: Sendable, Equatable, ExpressibleByArrayLiteral {
   public init() {}
 
   public init(arrayLiteral elements: (Endpoint, EndpointRole)...) {
-    for (endpoint, role) in elements { roles[endpoint] = role }
+    self.init(elements)
   }
 
   public init(_ elements: some Sequence<(Endpoint, EndpointRole)>) {
@@ -19,10 +19,6 @@ public struct AllowedEndpoints: Sendable, Equatable, ExpressibleByArrayLiteral {
   public init(_ endpoints: some Sequence<Endpoint>, as role: EndpointRole) {
     for endpoint in endpoints { roles[endpoint] = role }
   }
-
-  public var isEmpty: Bool { roles.isEmpty }
-  public var count: Int { roles.count }
-  public var endpoints: Set<Endpoint> { Set(roles.keys) }
 
   @inline(__always)
   public func role(of endpoint: Endpoint) -> EndpointRole? { roles[endpoint] }

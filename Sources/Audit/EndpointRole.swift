@@ -4,7 +4,7 @@
 /// a TCP flow to one that does not start as its protocol starts is a leak of class
 /// `clear-on-tor-endpoint` (``TorEndpointContent``). `tcp` and `udp` are a user's explicit
 /// exemptions, for endpoints the audit knows nothing about: their content is not checked.
-public enum EndpointRole: String, Sendable, Codable, CaseIterable, Comparable {
+public enum EndpointRole: String, Sendable, Codable, CaseIterable {
   /// A relay's ORPort or a vanilla bridge: Tor's link protocol is TLS from the first byte,
   /// so the device's bytes are TLS records, the first a handshake record with a ClientHello.
   case orPort = "orport"
@@ -60,9 +60,5 @@ public enum EndpointRole: String, Sendable, Codable, CaseIterable, Comparable {
     case .tcp: return "TCP, content not checked"
     case .udp: return "UDP, content not checked"
     }
-  }
-
-  public static func < (lhs: EndpointRole, rhs: EndpointRole) -> Bool {
-    allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
   }
 }

@@ -47,10 +47,11 @@ struct TorEndpointContent {
   private var recordRemaining = 0
   private var awaitingHandshakeType = false
   private var recordsSeen = 0
-  /// A DirPort request's method (1 POST, 0 GET); the mock request's host length, then its
-  /// port's high byte.
-  private var scratch = 0
-  private var scratch2 = 0
+  /// A DirPort request that started with "P" (POST, not GET).
+  private var directoryPost = false
+  /// The mock's tunnel request: its host length, and its port's high byte once read.
+  private var mockHostLength = 0
+  private var mockPortHigh = 0
 
   init(role: EndpointRole) { self.role = role }
 
@@ -243,9 +244,9 @@ struct TorEndpointContent {
     for index in 0..<bytes.count {
       let position = streamOffset + index
       if position == 0 {
-        scratch = bytes[index] == 0x50 ? 1 : 0
+        directoryPost = bytes[index] == 0x50
       }
-      let pattern = scratch == 1 ? Self.postPrefix : Self.getPrefix
+      let pattern = directoryPost ? Self.postPrefix : Self.getPrefix
       if bytes[index] != pattern[position] {
         return fail(at: index, "an HTTP request for a directory document (GET /tor/...)")
       }
@@ -275,16 +276,16 @@ struct TorEndpointContent {
         }
       } else if position == 4 {
         if byte == 0 { return fail(at: index, "a host length of 1 to 255") }
-        scratch = Int(byte)
-      } else if position < 5 + scratch {
+        mockHostLength = Int(byte)
+      } else if position < 5 + mockHostLength {
         let hostByte =
           (byte >= 0x30 && byte <= 0x3A) || (byte >= 0x41 && byte <= 0x5A)
           || (byte >= 0x61 && byte <= 0x7A) || byte == 0x2E || byte == 0x2D || byte == 0x5F
         if !hostByte { return fail(at: index, "a host name or address in the tunnel request") }
-      } else if position == 5 + scratch {
-        scratch2 = Int(byte)
+      } else if position == 5 + mockHostLength {
+        mockPortHigh = Int(byte)
       } else {
-        if scratch2 == 0 && byte == 0 { return fail(at: index, "a port that is not 0") }
+        if mockPortHigh == 0 && byte == 0 { return fail(at: index, "a port that is not 0") }
         phase = .settled
         streamOffset += index + 1
         return .fine
