@@ -18,6 +18,9 @@ let package = Package(
     .target(name: "FailClosedSupport"),
     // SHA-1 and SHA-256 in Swift, for the pure protocol modules (WebSocket accept, SAFECOOKIE).
     .target(name: "Digest"),
+    // The words scenario files, actions files and the censor share: action verbs, censor
+    // actions. One list each, no dependencies.
+    .target(name: "Vocabulary"),
     // Pure protocol cores: bytes in, events and bytes out.
     .target(name: "SOCKS"),
     .target(name: "TorControl", dependencies: ["Digest"]),
@@ -39,19 +42,21 @@ let package = Package(
     .target(
       name: "Sandbox",
       dependencies: [
-        "Capture", "Audit", "TLS", "HTTPCodec", "SOCKS", "MockTor", "FailClosedSupport",
+        "Capture", "Audit", "TLS", "HTTPCodec", "SOCKS", "MockTor", "Vocabulary",
+        "FailClosedSupport",
       ]),
     // bitchat's Tor layer, modelled on Linux.
     .target(
       name: "SystemUnderTest",
       dependencies: [
-        "SOCKS", "TLS", "HTTPCodec", "MockTor", "TorControl", "FailClosedSupport",
+        "SOCKS", "TLS", "HTTPCodec", "MockTor", "TorControl", "Vocabulary", "FailClosedSupport",
       ]),
     // The bitchat-source lane: bitchat's own files, found in a checkout and built with the
     // project's shims (BitchatShims/) in a generated package.
     .target(name: "BitchatSource", dependencies: ["Digest", "FailClosedSupport"]),
     // The scenario model: files, parser, expectation kinds, judge. Pure: no sandbox, no app.
-    .target(name: "Scenarios", dependencies: ["Audit", "TorControl", "FailClosedSupport"]),
+    .target(
+      name: "Scenarios", dependencies: ["Audit", "TorControl", "Vocabulary", "FailClosedSupport"]),
     // The reports a run is written to: JSON, JUnit, SARIF, Markdown, HTML, the terminal table.
     .target(name: "Reports", dependencies: ["Scenarios", "Audit", "FailClosedSupport"]),
     // The lanes: one pipeline (sandbox, capture, Tor side, app, actions, judge) and what each
@@ -61,7 +66,7 @@ let package = Package(
       name: "Lanes",
       dependencies: [
         "Scenarios", "Sandbox", "SystemUnderTest", "Testnet", "TorControl", "Capture", "Audit",
-        "FailClosedSupport",
+        "BitchatSource", "FailClosedSupport",
       ]),
     // OONI measurements of Tor read (bytes in, a model out) and mapped to real-tor scenarios.
     .target(name: "OONI", dependencies: ["Scenarios", "TorControl"]),
@@ -108,7 +113,7 @@ let package = Package(
       name: "ScenariosTests",
       dependencies: [
         "Scenarios", "Lanes", "Reports", "Sandbox", "SystemUnderTest", "MockTor", "Audit",
-        "FailClosedSupport",
+        "BitchatSource", "Vocabulary", "FailClosedSupport",
       ]),
     // corpus/: real OONI measurements of Tor, byte for byte (sources in corpus/README.md);
     // synthetic/: made-up ones in the same formats (said so in its README).
@@ -119,7 +124,7 @@ let package = Package(
       name: "CLITests",
       dependencies: [
         "FailClosedCLI", "Audit", "Capture", "Sandbox", "FailClosedSupport", "Scenarios",
-        "SyntheticTraffic",
+        "SyntheticTraffic", "Lanes",
       ]),
     .testTarget(
       name: "BitchatSourceTests",

@@ -30,26 +30,21 @@ struct DriverAction {
       guard let name = object["action"] as? String else {
         throw DriverError("\(file):\(line): missing field 'action'")
       }
-      let known = [
-        "start", "foreground", "background", "set-preference", "revoke-activation",
-        "grant-activation", "path-change", "add-relay", "send-message", "refresh-directory", "wait",
-      ]
-      guard known.contains(name) else {
+      // The project's list of verbs, generated into DriverVerbs.swift.
+      guard driverVerbs.contains(where: { $0.name == name }) else {
         throw DriverError("\(file):\(line): unknown action '\(name)' for bitchat-source")
       }
       return DriverAction(at: (object["at"] as? NSNumber)?.doubleValue, name: name, fields: object)
     }
   }
 
+  /// The verb's field (DriverVerbs.swift) as text, its fallback when absent.
   var argument: String? {
-    switch name {
-    case "set-preference": return fields["value"] as? String
-    case "path-change": return fields["status"] as? String ?? "satisfied"
-    case "add-relay": return fields["url"] as? String
-    case "send-message": return fields["text"] as? String
-    case "wait": return (fields["seconds"] as? NSNumber).map { "\($0.doubleValue)" }
-    default: return nil
-    }
+    guard let verb = driverVerbs.first(where: { $0.name == name }), let field = verb.field
+    else { return nil }
+    if let text = fields[field] as? String { return text }
+    if let number = fields[field] as? NSNumber { return "\(number.doubleValue)" }
+    return verb.fallback
   }
 }
 

@@ -27,10 +27,11 @@ extension AppCommand {
     guard ["arti", "tor"].contains(backend) else {
       throw UsageError("--backend \(backend): with --bitchat-src, expected arti or tor")
     }
-    let transport = arguments.value("transport") ?? "apple"
-    guard ["apple", "linux-foundation"].contains(transport) else {
-      throw UsageError("--transport: expected apple or linux-foundation, got '\(transport)'")
-    }
+    let transport: BitchatSourceTransport
+    do {
+      transport = try BitchatSourceTransport(
+        option: arguments.value("transport") ?? BitchatSourceTransport.apple.rawValue)
+    } catch { throw UsageError(error.description) }
     if backend == "tor" && arguments.value("torrc-base") == nil {
       throw UsageError("--backend tor needs --torrc-base FILE (the network's client settings)")
     }
@@ -58,7 +59,8 @@ extension AppCommand {
       return ExitCode.usage
     }
     var command = [
-      driver, "--actions", actionsPath, "--state-dir", stateDirectory, "--transport", transport,
+      driver, "--actions", actionsPath, "--state-dir", stateDirectory, "--transport",
+      transport.rawValue,
     ]
     if let ca = arguments.value("ca") { command += ["--ca", ca] }
     if backend == "tor", let base = arguments.value("torrc-base") {

@@ -1,3 +1,4 @@
+import BitchatSource
 import FailClosedSupport
 import Foundation
 import SystemUnderTest
@@ -50,7 +51,8 @@ public struct AppCommand: Command {
     swift-corelibs URLSession (which ignores the SOCKS proxy: a canary).
     """
   public let options: [OptionSpec] = [
-    OptionSpec("actions", .single, valueName: "FILE|-", help: "the actions file, - for stdin"),
+    OptionSpec(
+      "actions", .single, valueName: "FILE|-", help: "the actions file, - for stdin", values: .file),
     OptionSpec(
       "profile", .single, valueName: "NAME",
       help: "bitchat (default), hardened, naive-port, onion-browser-1|2|3 or onion-browser"),
@@ -61,36 +63,43 @@ public struct AppCommand: Command {
     OptionSpec(
       "control", .single, valueName: "HOST:PORT", help: "--backend ctor/tor: control port"),
     OptionSpec("control-password", .single, valueName: "P", help: "--backend ctor: password"),
-    OptionSpec("control-cookie", .single, valueName: "FILE", help: "--backend ctor: cookie file"),
+    OptionSpec(
+      "control-cookie", .single, valueName: "FILE", help: "--backend ctor: cookie file",
+      values: .file),
     OptionSpec(
       "mock-map", .repeated, valueName: "HOST=IP:PORT",
       help: "--backend mock: where the mock sends streams for HOST"),
     OptionSpec("time-scale", .single, valueName: "N", help: "virtual seconds per real second"),
     RunClockOption.spec,
     RunClockOption.pageSpec,
-    OptionSpec("state-dir", .single, valueName: "DIR", help: "preferences and directory cache"),
+    OptionSpec(
+      "state-dir", .single, valueName: "DIR", help: "preferences and directory cache",
+      values: .directory),
     OptionSpec("socks", .single, valueName: "HOST:PORT", help: "SOCKS endpoint (127.0.0.1:39050)"),
     OptionSpec("directory-url", .single, valueName: "URL", help: "the geo relay directory CSV"),
     OptionSpec("relay", .repeated, valueName: "URL", help: "replaces the four built-in relays"),
-    OptionSpec("ca", .single, valueName: "FILE", help: "PEM trust anchors for HTTPS/wss"),
+    OptionSpec(
+      "ca", .single, valueName: "FILE", help: "PEM trust anchors for HTTPS/wss", values: .file),
     OptionSpec(
       "bootstrap-seconds", .single, valueName: "S",
       help: "simulated backend: bootstrap time, 'never' for a stall"),
     OptionSpec("seed", .single, valueName: "N", help: "jitter seed (default 1)"),
     OptionSpec(
       "torrc-base", .single, valueName: "FILE",
-      help: "--backend tor: the network's client settings (DirAuthority lines...)"),
+      help: "--backend tor: the network's client settings (DirAuthority lines...)", values: .file),
     OptionSpec(
-      "tor-binary", .single, valueName: "PATH", help: "--backend tor: tor (default /usr/bin/tor)"),
+      "tor-binary", .single, valueName: "PATH", help: "--backend tor: tor (default /usr/bin/tor)",
+      values: .file),
     OptionSpec(
       "bridge", .repeated, valueName: "LINE",
       help: "sets preferences key tor.bridges (repeatable; used by the hardened profile)"),
     OptionSpec(
       "bitchat-src", .single, valueName: "DIR",
-      help: "run bitchat's own code from this checkout instead of the model"),
+      help: "run bitchat's own code from this checkout instead of the model", values: .directory),
     OptionSpec(
       "transport", .single, valueName: "NAME",
-      help: "--bitchat-src: apple (default) or linux-foundation"),
+      help: "--bitchat-src: apple (default) or linux-foundation",
+      values: .words(BitchatSourceTransport.allCases.map(\.rawValue))),
   ]
 
   public func run(_ arguments: ParsedArguments) async throws -> Int32 {

@@ -10,16 +10,31 @@ public struct OptionSpec: Sendable {
     case repeated
   }
 
+  /// What the value is, for completion: stated with the option, never guessed from its name.
+  public enum Values: Sendable, Equatable {
+    /// One of these words.
+    case words([String])
+    case directory
+    case file
+    /// Free text (a number, an address, a name).
+    case text
+  }
+
   public let name: String
   public let kind: Kind
   public let valueName: String
   public let help: String
+  public let values: Values
 
-  public init(_ name: String, _ kind: Kind, valueName: String = "VALUE", help: String) {
+  public init(
+    _ name: String, _ kind: Kind, valueName: String = "VALUE", help: String,
+    values: Values = .text
+  ) {
     self.name = name
     self.kind = kind
     self.valueName = valueName
     self.help = help
+    self.values = values
   }
 }
 

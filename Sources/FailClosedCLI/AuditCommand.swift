@@ -66,7 +66,8 @@ public struct AuditCommand: Command {
       "device-mac", .repeated, valueName: "MAC",
       help: "the device's MAC (aa:bb:cc:dd:ee:ff): Ethernet frames from it leave, others arrive"),
     OptionSpec(
-      "report", .single, valueName: "DIR", help: "write DIR/audit.json (created if missing)"),
+      "report", .single, valueName: "DIR", help: "write DIR/audit.json (created if missing)",
+      values: .directory),
     OptionSpec("json", .flag, help: "print the JSON report instead of the summary"),
   ]
 

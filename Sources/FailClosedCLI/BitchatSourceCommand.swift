@@ -18,9 +18,11 @@ public struct BitchatSourceCommand: Command {
     rebuild.
     """
   public let options: [OptionSpec] = [
-    OptionSpec("bitchat-src", .single, valueName: "DIR", help: "a bitchat checkout"),
     OptionSpec(
-      "cache", .single, valueName: "DIR", help: "build cache (default ~/.cache/failclosed)"),
+      "bitchat-src", .single, valueName: "DIR", help: "a bitchat checkout", values: .directory),
+    OptionSpec(
+      "cache", .single, valueName: "DIR", help: "build cache (default ~/.cache/failclosed)",
+      values: .directory),
   ]
 
   public func run(_ arguments: ParsedArguments) async throws -> Int32 {

@@ -35,12 +35,15 @@ public struct BitchatTestsCommand: Command {
     setup error (named: the bitchat file, the symbol and the shim that lacks it).
     """
   public let options: [OptionSpec] = [
-    OptionSpec("bitchat-src", .single, valueName: "DIR", help: "a bitchat checkout"),
     OptionSpec(
-      "cache", .single, valueName: "DIR", help: "build cache (default ~/.cache/failclosed)"),
+      "bitchat-src", .single, valueName: "DIR", help: "a bitchat checkout", values: .directory),
+    OptionSpec(
+      "cache", .single, valueName: "DIR", help: "build cache (default ~/.cache/failclosed)",
+      values: .directory),
     OptionSpec(
       "report", .single, valueName: "DIR",
-      help: "keep the tests' output, results, report.json and capture.pcap in DIR"),
+      help: "keep the tests' output, results, report.json and capture.pcap in DIR",
+      values: .directory),
     OptionSpec(
       "timeout", .single, valueName: "SECONDS",
       help: "kill the tests after this long (default 900)"),

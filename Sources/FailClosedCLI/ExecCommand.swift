@@ -45,14 +45,15 @@ public struct ExecCommand: Command {
       help: "a further allowed destination (ROLE orport, the default, dirport, obfs4, tcp, udp...)"),
     OptionSpec(
       "allow-from-consensus", .repeated, valueName: "FILE",
-      help: "allow every relay's ORPort and DirPort in this consensus"),
+      help: "allow every relay's ORPort and DirPort in this consensus", values: .file),
     OptionSpec(
       "tor", .single, valueName: "mock|real",
-      help: "the device's Tor: the mock (default) or Debian's tor on a private network"),
+      help: "the device's Tor: the mock (default) or Debian's tor on a private network",
+      values: .words(["mock", "real"])),
     OptionSpec("no-tor", .flag, help: "start no Tor at all"),
     OptionSpec(
       "report", .single, valueName: "DIR",
-      help: "write DIR/report.json, DIR/capture.pcap and DIR/capture-wire.pcap"),
+      help: "write DIR/report.json, DIR/capture.pcap and DIR/capture-wire.pcap", values: .directory),
     OptionSpec(
       "grace", .single, valueName: "SECONDS",
       help: "keep capturing this long after the process tree ends (default 3, at most 86400)"),

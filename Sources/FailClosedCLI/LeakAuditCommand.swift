@@ -13,9 +13,9 @@ public struct LeakAuditCommand: Command {
   public let summary = "run every scenario in the sandbox, audit the captures, write reports"
   public let usage = """
     Usage: failclosed leak-audit [PATH ...] [--report DIR] [--filter TEXT] [--shard I/N]
-                                 [--lane mock|real|all] [--jobs N] [--keep-pcaps]
+                                 [--lane \(LaneSelection.choices)] [--jobs N] [--keep-pcaps]
                                  [--time-scale N] [--skip-idle|--no-skip-idle]
-                                 [--sut model|bitchat-source]
+                                 [--sut \(SystemUnderTestOption.choices)]
                                  [--bitchat-src DIR] [--compare A,B [--compare-reuse SIDE=FILE]]
 
     Runs each scenario file (PATH: files or directories, default Scenarios/ and Scenarios/ooni/,
@@ -68,23 +68,24 @@ public struct LeakAuditCommand: Command {
   public let options: [OptionSpec] =
     [
       OptionSpec(
-        "report", .single, valueName: "DIR", help: "write the reports into DIR (default reports)"),
+        "report", .single, valueName: "DIR", help: "write the reports into DIR (default reports)",
+        values: .directory),
       OptionSpec(
         "filter", .single, valueName: "TEXT", help: "only scenarios whose name contains TEXT"),
       OptionSpec("shard", .single, valueName: "I/N", help: "only the I-th of N shards (1-based)"),
       OptionSpec(
-        "lane", .single, valueName: "mock|real|all", help: "which lanes run (default all)"),
+        "lane", .single, valueName: LaneSelection.choices, help: "which lanes run (default all)",
+        values: .words(LaneSelection.allCases.map(\.rawValue))),
       OptionSpec(
         "jobs", .single, valueName: "N",
         help: "scenarios run side by side, both lanes \(ScenarioJobs.helpText)"),
       OptionSpec("keep-pcaps", .flag, help: "keep every capture in DIR/pcaps, not only failures"),
       OptionSpec("time-scale", .single, valueName: "N", help: "virtual seconds per second (25)"),
     ] + RunClockOption.skipIdleSpecs + [
+      SystemUnderTestOption.spec,
       OptionSpec(
-        "sut", .single, valueName: "model|bitchat-source",
-        help: "the system under test for bitchat scenarios (default model)"),
-      OptionSpec(
-        "bitchat-src", .single, valueName: "DIR", help: "bitchat checkout for bitchat-source"),
+        "bitchat-src", .single, valueName: "DIR", help: "bitchat checkout for bitchat-source",
+        values: .directory),
       OptionSpec(
         "compare", .single, valueName: "A,B", help: "run bitchat scenarios on two sides, compare"),
       OptionSpec(
@@ -103,9 +104,9 @@ public struct LeakAuditCommand: Command {
         throw UsageError("--shard: \(error)")
       }
     }
-    let lanes = arguments.value("lane") ?? "all"
-    guard ["mock", "real", "all"].contains(lanes) else {
-      throw UsageError("--lane: expected mock, real or all, got '\(lanes)'")
+    let lanes: LaneSelection
+    do { lanes = try LaneSelection(option: arguments.value("lane") ?? "all") } catch {
+      throw UsageError(error.description)
     }
     let jobs =
       try arguments.integer("jobs", in: 1...ScenarioJobs.maximum) ?? ScenarioJobs.defaultCount
@@ -131,30 +132,22 @@ public struct LeakAuditCommand: Command {
       return try await LeakAuditCompare.run(
         arguments, scenarios: scenarios, shard: shard, jobs: jobs, scale: compareScale)
     }
-    let sut = try BitchatSourceLane.systemUnderTest(arguments)
-    if sut == "bitchat-source" {
-      scenarios = scenarios.filter(BitchatSourceLane.runsOnSource).map(BitchatSourceLane.onSource)
-    }
-    let driver = BitchatSourceLane.prepareIfNeeded(
-      scenarios, sut: sut, bitchatSource: arguments.value("bitchat-src"))
-    if case .failure(let error)? = driver {
-      if arguments.value("bitchat-src") != nil || !error.isMissingCheckout {
-        FailClosedMain.printError("failclosed leak-audit: bitchat-source: \(error)")
+    let system = try SystemUnderTestOption.system(arguments)
+    let setup = TestedSystems.plan(
+      scenarios, on: system, inputs: SystemUnderTestOption.inputs(arguments))
+    if let unavailable = setup.unavailable {
+      if unavailable.endsRun {
+        FailClosedMain.printError("failclosed leak-audit: bitchat-source: \(unavailable.reason)")
         return ExitCode.usage
       }
-      FailClosedMain.printError("failclosed leak-audit: skipping the bitchat-source lane: \(error)")
-      scenarios = scenarios.filter { $0.app.profile != .bitchatSource }
+      FailClosedMain.printError(
+        "failclosed leak-audit: skipping the bitchat-source lane: \(unavailable.reason)")
       // Nothing else was asked for: the skip is the whole outcome, never a failure.
-      if sut == "bitchat-source" { return ExitCode.pass }
+      if setup.scenarios.isEmpty { return ExitCode.pass }
     }
     let selected = ScenarioSelection.select(
-      scenarios, filter: arguments.value("filter"), shard: shard
-    ).filter { scenario in
-      switch scenario.lane {
-      case .mock: return lanes != "real"
-      case .realTor: return lanes != "mock"
-      }
-    }
+      setup.scenarios, filter: arguments.value("filter"), shard: shard
+    ).filter { lanes.includes($0.lane) }
     let mockLane = selected.filter { $0.lane == .mock }
     let realLane = selected.filter { $0.lane == .realTor }
     let report = arguments.value("report") ?? Self.defaultReportDirectory
@@ -162,8 +155,8 @@ public struct LeakAuditCommand: Command {
     let work = report + "/work"
     var runnerOptions = ScenarioRunner.Options(
       executable: Self.executablePath(), timeScale: Double(scale), workDirectory: work,
-      bitchatSourceDriver: try? driver?.get())
-    runnerOptions.substituteBitchatSource = sut == "bitchat-source"
+      bitchatSourceDriver: setup.bitchatSourceDriver)
+    runnerOptions.substituteBitchatSource = setup.substituteBitchatSource
     runnerOptions.skipIdle = try RunClockOption.skipIdle(arguments)
     let runner = ScenarioRunner(options: runnerOptions)
     let startedAt = ISO8601DateFormatter().string(from: Date())
@@ -171,7 +164,7 @@ public struct LeakAuditCommand: Command {
       "failclosed leak-audit: \(selected.count) scenarios: \(mockLane.count) on the mock lane, "
         + "\(jobs) at a time, time x\(scale); \(realLane.count) on the real-Tor lane, "
         + "\(min(jobs, max(realLane.count, 1))) at a time")
-    if let path = try? driver?.get() {
+    if let path = setup.bitchatSourceDriver {
       print("bitchat-source: bitchat's own code (\(path)), in real time")
     }
     let progress = ProgressCounter()
@@ -181,7 +174,7 @@ public struct LeakAuditCommand: Command {
     if !realLane.isEmpty {
       let real = await Self.runRealLane(
         realLane, executable: Self.executablePath(), directory: work + "/real-lane", jobs: jobs,
-        total: selected.count, progress: progress, bitchatSourceDriver: try? driver?.get())
+        total: selected.count, progress: progress, bitchatSourceDriver: setup.bitchatSourceDriver)
       results += real.results
       networkReady = real.networkReadySeconds
     }
@@ -211,92 +204,46 @@ public struct LeakAuditCommand: Command {
     return runReport.exitCode
   }
 
-  /// Runs scenarios `jobs` at a time, printing a progress line as each finishes; results come
-  /// back in file order.
+  /// The mock lane's batch (Lanes' ``MockLaneBatch``) with a progress line as each finishes;
+  /// results come back in file order.
   static func runAll(
     _ scenarios: [Scenarios.Scenario], runner: ScenarioRunner, jobs: Int, total: Int? = nil,
     progress: ProgressCounter = ProgressCounter()
   ) async -> [ScenarioResult] {
-    let count = scenarios.count
-    let total = total ?? count
-    return await withTaskGroup(of: (Int, ScenarioResult).self) { group in
-      var next = 0
-      var results: [ScenarioResult?] = Array(repeating: nil, count: count)
-      func launch() {
-        guard next < count else { return }
-        let index = next
-        let scenario = scenarios[index]
-        next += 1
-        group.addTask {
-          let outcome = await runner.run(scenario)
-          let result = ScenarioResult(scenario: scenario, outcome: outcome)
-          let done = progress.increment()
-          print(
-            TerminalFormat.progressLine(
-              index: done, total: total, name: scenario.name, verdict: result.verdict,
-              wallSeconds: outcome.wallSeconds))
-          return (index, result)
-        }
-      }
-      for _ in 0..<min(jobs, count) { launch() }
-      for await (index, result) in group {
-        results[index] = result
-        launch()
-      }
-      return results.compactMap { $0 }
+    let total = total ?? scenarios.count
+    return await MockLaneBatch.run(scenarios, runner: runner, jobs: jobs) { result in
+      print(
+        TerminalFormat.progressLine(
+          index: progress.increment(), total: total, name: result.scenario.name,
+          verdict: result.verdict, wallSeconds: result.outcome.wallSeconds))
     }
   }
 
-  /// The real-Tor lane: one sandbox and one private network for every real scenario, `jobs`
-  /// of them side by side (each in a slot of the sandbox: its own device and censor on the
-  /// network's world), the longest first; the network and the sandbox are torn down however
-  /// this ends (SIGINT and SIGTERM through the sandbox's signal teardown). If the network does
-  /// not start, every real scenario is inconclusive with the reason.
+  /// The real-Tor lane's batch (Lanes' ``RealLaneBatch``) with its status and a progress line
+  /// as each scenario finishes.
   static func runRealLane(
     _ scenarios: [Scenarios.Scenario], executable: String, directory: String, jobs: Int,
     total: Int, progress: ProgressCounter, bitchatSourceDriver: String? = nil
   ) async -> (results: [ScenarioResult], networkReadySeconds: Double?) {
-    print("real-Tor lane: starting the private Tor network ...")
-    var results: [ScenarioResult] = []
-    var ready: Double?
-    do {
-      try await withSandbox { sandbox in
-        let runner = RealLaneRunner(
-          sandbox: sandbox, directory: directory,
-          options: .init(executable: executable, bitchatSourceDriver: bitchatSourceDriver))
-        defer { runner.stop() }
-        let seconds: Double
-        do {
-          seconds = try await runner.start(slots: min(jobs, scenarios.count))
-        } catch {
-          throw RealLaneSetupError(message: "the private Tor network did not start: \(error)")
-        }
-        ready = seconds
+    await RealLaneBatch.run(
+      scenarios, executable: executable, directory: directory, jobs: jobs,
+      bitchatSourceDriver: bitchatSourceDriver
+    ) { event in
+      switch event {
+      case .starting: print("real-Tor lane: starting the private Tor network ...")
+      case .networkReady(let seconds, let slots):
         print(
           "real-Tor lane: network ready in \(TerminalFormat.durationText(seconds)), "
-            + "\(runner.slots.count) at a time")
-        let outcomes = await runner.runAll(
-          scenarios, pcapPath: { directory + "/pcaps/\($0.name).pcap" },
-          onResult: { scenario, outcome in
-            let result = ScenarioResult(scenario: scenario, outcome: outcome)
-            print(
-              TerminalFormat.progressLine(
-                index: progress.increment(), total: total, name: scenario.name,
-                verdict: result.verdict, wallSeconds: outcome.wallSeconds))
-          })
-        results = zip(scenarios, outcomes).map { ScenarioResult(scenario: $0, outcome: $1) }
-      }
-    } catch {
-      FailClosedMain.printError("failclosed leak-audit: real-Tor lane: \(error)")
-      for scenario in scenarios.dropFirst(results.count) {
-        let outcome = ScenarioOutcome(
-          audit: CaptureAudit(verdict: .inconclusive, inconclusiveReasons: ["\(error)"]),
-          capture: CaptureStats(packets: 0, dropped: 0, positiveControlSeen: false),
-          runError: "\(error)")
-        results.append(ScenarioResult(scenario: scenario, outcome: outcome))
+            + "\(slots) at a time")
+      case .result(let result):
+        print(
+          TerminalFormat.progressLine(
+            index: progress.increment(), total: total, name: result.scenario.name,
+            verdict: result.verdict, wallSeconds: result.outcome.wallSeconds))
+      case .failed(let reason):
+        FailClosedMain.printError("failclosed leak-audit: real-Tor lane: \(reason)")
       }
     }
-    return (results, ready)
   }
 
   static func isDirectory(_ path: String) -> Bool {
@@ -336,12 +283,6 @@ public struct LeakAuditCommand: Command {
     #endif
     return versions
   }
-}
-
-/// The private network could not be set up; every real scenario is inconclusive.
-struct RealLaneSetupError: Error, CustomStringConvertible {
-  let message: String
-  var description: String { message }
 }
 
 /// Counts finished scenarios across tasks.

@@ -33,7 +33,7 @@ enum LeakAuditCompare {
     return scenarios.filter { scenario in
       guard scenario.lane == .mock, profiles.contains(scenario.app.profile.rawValue)
       else { return false }
-      return !source || BitchatSourceLane.runsOnSource(scenario)
+      return !source || BitchatSourceSystem.runs(scenario)
     }
   }
 
@@ -75,14 +75,11 @@ enum LeakAuditCompare {
     var driver: String?
     let needsSource = [a, b].contains { $0 == "bitchat-source" && reused[$0] == nil }
     if needsSource {
-      let prepared = BitchatSourceLane.prepareIfNeeded(
-        [], sut: "bitchat-source", bitchatSource: arguments.value("bitchat-src"))
-      switch prepared {
-      case .failure(let error)?:
+      switch BitchatSourceSystem.driver(SystemUnderTestOption.inputs(arguments)) {
+      case .failure(let error):
         FailClosedMain.printError("failclosed leak-audit --compare: bitchat-source: \(error)")
         return ExitCode.usage
-      case .success(let path)?: driver = path
-      case nil: break
+      case .success(let path): driver = path
       }
     }
     let report = arguments.value("report") ?? LeakAuditCommand.defaultReportDirectory

@@ -43,7 +43,8 @@ public struct MockTorCommand: Command {
   public var options: [OptionSpec] {
     [
       OptionSpec(
-        "personality", .single, valueName: "arti|ctor", help: "which Tor to imitate (default ctor)"),
+        "personality", .single, valueName: "arti|ctor", help: "which Tor to imitate (default ctor)",
+        values: .words(["arti", "ctor"])),
       OptionSpec(
         "listen", .single, valueName: "HOST:PORT", help: "SOCKS address (default 127.0.0.1:39050)"),
       OptionSpec("force-non-loopback", .flag, help: "allow --listen on a non-loopback address"),
@@ -57,7 +58,8 @@ public struct MockTorCommand: Command {
         "fault", .repeated, valueName: "HOST=SPEC", help: "fault streams to HOST (see above)"),
       OptionSpec(
         "event-log", .single, valueName: "FILE",
-        help: "write JSON-lines events to FILE (moved to FILE.1 when it reaches 16 MiB)"),
+        help: "write JSON-lines events to FILE (moved to FILE.1 when it reaches 16 MiB)",
+        values: .file),
       OptionSpec(
         "time-scale", .single, valueName: "N",
         help: "run the mock's clock N times faster than real time (default 1)"),

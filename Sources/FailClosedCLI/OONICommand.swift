@@ -25,7 +25,7 @@ public struct OONICommand: Command {
     `failclosed replay --from-ooni FILE.json` converts in memory and runs it.
     """
   public let options: [OptionSpec] = [
-    OptionSpec("o", .single, valueName: "FILE", help: "write the scenario here"),
+    OptionSpec("o", .single, valueName: "FILE", help: "write the scenario here", values: .file),
     OptionSpec("force", .flag, help: "convert a measurement that is not censorship"),
     OptionSpec(
       "profile", .single, valueName: "P",

@@ -15,7 +15,7 @@ public struct ReplayCommand: Command {
   public let usage = """
     Usage: failclosed replay Scenarios/NAME.json [--report DIR] [--time-scale N]
                              [--skip-idle|--no-skip-idle]
-                             [--sut model|bitchat-source] [--bitchat-src DIR]
+                             [--sut \(SystemUnderTestOption.choices)] [--bitchat-src DIR]
            failclosed replay --from-ooni FILE.json [--profile P] [--force] [--report DIR]
 
     Runs one scenario as leak-audit does and prints what happened: the app's events (and the
@@ -38,20 +38,20 @@ public struct ReplayCommand: Command {
       OptionSpec(
         "report", .single, valueName: "DIR",
         help: "write the reports and capture here "
-          + "(default reports/NAME)"),
+          + "(default reports/NAME)", values: .directory),
       OptionSpec("time-scale", .single, valueName: "N", help: "virtual seconds per second (25)"),
     ] + RunClockOption.skipIdleSpecs + [
       OptionSpec(
-        "from-ooni", .single, valueName: "FILE", help: "convert an OONI measurement and run it"),
+        "from-ooni", .single, valueName: "FILE", help: "convert an OONI measurement and run it",
+        values: .file),
       OptionSpec(
         "profile", .single, valueName: "P",
         help: "--from-ooni: the app (bitchat, hardened, onion-browser)"),
       OptionSpec("force", .flag, help: "--from-ooni: run a measurement that is not censorship"),
+      SystemUnderTestOption.spec,
       OptionSpec(
-        "sut", .single, valueName: "model|bitchat-source",
-        help: "the system under test for a bitchat scenario (default model)"),
-      OptionSpec(
-        "bitchat-src", .single, valueName: "DIR", help: "bitchat checkout for bitchat-source"),
+        "bitchat-src", .single, valueName: "DIR", help: "bitchat checkout for bitchat-source",
+        values: .directory),
     ]
 
   public func run(_ arguments: ParsedArguments) async throws -> Int32 {
@@ -60,25 +60,17 @@ public struct ReplayCommand: Command {
       throw UsageError("replay needs root (network namespaces, nftables, libpcap capture)")
     }
     guard var scenario = try Self.scenario(arguments) else { return ExitCode.usage }
-    let sut = try BitchatSourceLane.systemUnderTest(arguments)
-    if sut == "bitchat-source" {
-      guard BitchatSourceLane.runsOnSource(scenario) else {
-        throw UsageError(
-          "--sut bitchat-source: \(scenario.path) is not a bitchat scenario (the mock lane's "
-            + "with the arti personality, or the real-Tor lane's)")
-      }
-      scenario = BitchatSourceLane.onSource(scenario)
+    let system = try SystemUnderTestOption.system(arguments)
+    guard let adopted = system.adopt(scenario) else {
+      throw UsageError("--sut \(system.name): \(scenario.path) \(system.refusal)")
     }
-    var driver: String?
-    switch BitchatSourceLane.prepareIfNeeded(
-      [scenario], sut: sut, bitchatSource: arguments.value("bitchat-src"))
-    {
-    case .success(let path)?: driver = path
-    case .failure(let error)?:
-      FailClosedMain.printError("failclosed replay: bitchat-source: \(error)")
+    scenario = adopted
+    let setup = system.prepare([scenario], SystemUnderTestOption.inputs(arguments))
+    if let unavailable = setup.unavailable {
+      FailClosedMain.printError("failclosed replay: bitchat-source: \(unavailable.reason)")
       return ExitCode.usage
-    case nil: break
     }
+    let driver = setup.bitchatSourceDriver
     let report =
       arguments.value("report")
       ?? LeakAuditCommand.defaultReportDirectory + "/" + scenario.name
@@ -105,7 +97,7 @@ public struct ReplayCommand: Command {
       var runnerOptions = ScenarioRunner.Options(
         executable: LeakAuditCommand.executablePath(), timeScale: Double(scale),
         workDirectory: work, onEvent: { Self.emit(Self.line($0)) }, bitchatSourceDriver: driver)
-      runnerOptions.substituteBitchatSource = sut == "bitchat-source"
+      runnerOptions.substituteBitchatSource = setup.substituteBitchatSource
       runnerOptions.skipIdle = try RunClockOption.skipIdle(arguments)
       let runner = ScenarioRunner(options: runnerOptions)
       result = ScenarioResult(scenario: scenario, outcome: await runner.run(scenario))
@@ -162,7 +154,7 @@ public struct ReplayCommand: Command {
     var parts: [String] = []
     let rules = scenario.network.censor.map { rule in
       [
-        rule.action.rawValue, rule.target, rule.transport?.rawValue,
+        rule.action.rawValue, rule.target.description, rule.transport?.rawValue,
         rule.port.map { "port \($0)" }, rule.longerThan.map { "longer than \($0) bytes" },
         rule.from.map { "from \(formatSeconds($0))" },
         rule.until.map { "until \(formatSeconds($0))" },

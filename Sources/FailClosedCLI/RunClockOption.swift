@@ -13,7 +13,8 @@ enum RunClockOption {
   /// made in the run's directory, which every process of the run maps.
   static let pageSpec = OptionSpec(
     "clock-page", .single, valueName: "PATH",
-    help: "the run's clock page: a clock that jumps idle time (the scenario runner's)")
+    help: "the run's clock page: a clock that jumps idle time (the scenario runner's)",
+    values: .file)
 
   /// `--skip-idle` / `--no-skip-idle` (leak-audit, replay): the mock lane's model on a clock
   /// that jumps idle time, or a plain scaled clock.

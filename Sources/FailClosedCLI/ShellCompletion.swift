@@ -5,7 +5,7 @@ public enum ShellCompletion {
   /// Top-level options besides the commands.
   static let globalOptions = ["--help", "--version"]
 
-  /// What an option's value completes to, read from its value name.
+  /// What an option's value completes to: what the option says its values are.
   enum ValueCompletion: Equatable {
     case words([String])
     case directories
@@ -13,18 +13,11 @@ public enum ShellCompletion {
     case none
 
     init(_ option: OptionSpec) {
-      let parts = option.valueName.split(separator: "|").map(String.init)
-      let isWord = { (part: String) in
-        !part.isEmpty && part.allSatisfy { $0.isLowercase || $0.isNumber || $0 == "-" }
-      }
-      if parts.count > 1, parts.allSatisfy(isWord) {
-        self = .words(parts)
-      } else if option.valueName.contains("DIR") {
-        self = .directories
-      } else if option.valueName.contains("FILE") || option.valueName.contains("PATH") {
-        self = .files
-      } else {
-        self = .none
+      switch option.values {
+      case .words(let words): self = .words(words)
+      case .directory: self = .directories
+      case .file: self = .files
+      case .text: self = .none
       }
     }
   }

@@ -27,7 +27,8 @@ public struct TestnetCommand: Command {
             that network's tor is left alone.
     """
   public let options: [OptionSpec] = [
-    OptionSpec("dir", .single, valueName: "DIR", help: "where the nodes' data lives"),
+    OptionSpec(
+      "dir", .single, valueName: "DIR", help: "where the nodes' data lives", values: .directory),
     OptionSpec("base-port", .single, valueName: "N", help: "first port of the plan (17000)"),
     OptionSpec("no-bridge", .flag, help: "leave out the obfs4 bridge"),
     OptionSpec("timeout", .single, valueName: "SECONDS", help: "readiness deadline (90)"),

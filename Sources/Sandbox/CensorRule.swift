@@ -1,4 +1,5 @@
 import FailClosedSupport
+import Vocabulary
 
 /// One censorship rule, as a scenario file states it: what the censor does to packets from the
 /// device that match every given field (an absent field matches anything).
@@ -8,27 +9,8 @@ import FailClosedSupport
 ///     {"action": "icmp-admin-prohibited", "destination": "10.66.1.10"}
 ///     {"action": "poison-dns", "poisonAddress": "10.66.1.99", "names": ["example.org"]}
 public struct CensorRule: Codable, Sendable, Hashable {
-  public enum Action: String, Codable, Sendable, CaseIterable {
-    /// Silently discards (a blackhole: connects time out).
-    case drop
-    /// Answers TCP with a reset (connects fail at once with ECONNREFUSED).
-    case reset
-    case icmpPortUnreachable = "icmp-port-unreachable"
-    case icmpHostUnreachable = "icmp-host-unreachable"
-    case icmpAdminProhibited = "icmp-admin-prohibited"
-    /// ICMP network unreachable (ICMPv6 no route): OONI's network_unreachable.
-    case icmpNetUnreachable = "icmp-net-unreachable"
-    /// Lets the TCP handshake through and answers the first packet longer than 100 bytes (a
-    /// TLS ClientHello, an HTTP request; never a SYN or a bare ACK) with a reset: DPI's RST
-    /// injection, OONI's connection_reset after a successful connect.
-    case resetAfterHandshake = "reset-after-handshake"
-    /// Redirects the connection to the censor's own closer, which accepts it and closes it at
-    /// once: the client's connect succeeds, its first read sees EOF (OONI's eof_error).
-    case closeAfterConnect = "close-after-connect"
-    /// Answers DNS questions crossing the censor (UDP and TCP 53) itself, with `poisonAddress`
-    /// for `names` (and their subdomains; every name when `names` is absent).
-    case poisonDNS = "poison-dns"
-  }
+  /// The one list of censor actions (Vocabulary), which scenario files also read.
+  public typealias Action = CensorAction
 
   public enum TransportProtocol: String, Codable, Sendable {
     case tcp, udp, icmp

@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import Vocabulary
 
 /// One timed step of an app run: the action format `failclosed app --actions` reads
 /// (docs/app-driver.md). A file is JSON lines (one object per line; blank lines and lines
@@ -30,7 +31,30 @@ public struct AppAction: Sendable, Equatable {
     /// An incoming app URL (that Onion Browser version's URL schemes; onion-browser-N only).
     case openURL(String)
     case wait(Double)
+    /// A registered verb (``ActionVerbs``) this driver does not act on: recorded, nothing else.
+    case other(verb: String, argument: ActionValue?)
 
+    /// The action an actions file's verb and argument (read by the verb's
+    /// ``ActionVerb/driverArgument``) say.
+    public init(verb: String, argument: ActionValue?) {
+      switch (verb, argument) {
+      case ("start", _): self = .start
+      case ("foreground", _): self = .foreground
+      case ("background", _): self = .background
+      case ("set-preference", .text(let value)?): self = .setPreference(value == "on")
+      case ("revoke-activation", _): self = .revokeActivation
+      case ("grant-activation", _): self = .grantActivation
+      case ("path-change", .text(let status)?): self = .pathChange(satisfied: status == "satisfied")
+      case ("add-relay", .text(let url)?): self = .addRelay(url)
+      case ("send-message", .text(let text)?): self = .sendMessage(text)
+      case ("refresh-directory", _): self = .refreshDirectory
+      case ("open-url", .text(let url)?): self = .openURL(url)
+      case ("wait", .seconds(let seconds)?): self = .wait(seconds)
+      default: self = .other(verb: verb, argument: argument)
+      }
+    }
+
+    /// The verb as written (``ActionVerbs/all``).
     public var name: String {
       switch self {
       case .start: return "start"
@@ -45,19 +69,27 @@ public struct AppAction: Sendable, Equatable {
       case .refreshDirectory: return "refresh-directory"
       case .openURL: return "open-url"
       case .wait: return "wait"
+      case .other(let verb, _): return verb
+      }
+    }
+
+    /// The argument in the actions file's form, nil for none.
+    public var value: ActionValue? {
+      switch self {
+      case .setPreference(let on): return .text(on ? "on" : "off")
+      case .pathChange(let satisfied): return .text(satisfied ? "satisfied" : "unsatisfied")
+      case .addRelay(let text), .sendMessage(let text), .openURL(let text): return .text(text)
+      case .wait(let seconds): return .seconds(seconds)
+      case .other(_, let argument): return argument
+      case .start, .foreground, .background, .revokeActivation, .grantActivation,
+        .refreshDirectory:
+        return nil
       }
     }
 
     public var argument: String? {
-      switch self {
-      case .setPreference(let on): return on ? "on" : "off"
-      case .pathChange(let satisfied): return satisfied ? "satisfied" : "unsatisfied"
-      case .addRelay(let url): return url
-      case .sendMessage(let text): return text
-      case .openURL(let url): return url
-      case .wait(let seconds): return String(seconds)
-      default: return nil
-      }
+      if case .wait(let seconds) = self { return String(seconds) }
+      return value?.description
     }
   }
 
@@ -69,34 +101,32 @@ public struct AppAction: Sendable, Equatable {
     self.kind = kind
   }
 
-  /// The action as one line of an actions file, the inverse of ``parseFile(_:name:)``:
+  /// The action as one line of an actions file, the inverse of ``parseFile(_:name:verbs:)``:
   /// `{"at": 20, "action": "set-preference", "value": "off"}`. The scenario runner writes its
-  /// actions files with this, so the format lives in this one file.
-  public var jsonLine: String {
+  /// actions files with this; the field comes from the verb's entry in ``ActionVerbs``.
+  public func jsonLine(verbs: [ActionVerb]) -> String {
     var parts: [String] = []
-    if let at { parts.append("\"at\": " + Self.number(at)) }
+    if let at { parts.append("\"at\": " + ActionValue.seconds(at).description) }
     parts.append("\"action\": " + JSONText.quote(kind.name))
-    switch kind {
-    case .setPreference(let on): parts.append("\"value\": " + JSONText.quote(on ? "on" : "off"))
-    case .pathChange(let satisfied):
-      parts.append("\"status\": " + JSONText.quote(satisfied ? "satisfied" : "unsatisfied"))
-    case .addRelay(let url), .openURL(let url): parts.append("\"url\": " + JSONText.quote(url))
-    case .sendMessage(let text): parts.append("\"text\": " + JSONText.quote(text))
-    case .wait(let seconds): parts.append("\"seconds\": " + Self.number(seconds))
-    case .start, .foreground, .background, .revokeActivation, .grantActivation,
-      .refreshDirectory:
-      break
+    if let field = ActionVerbs.verb(named: kind.name, in: verbs)?.driverArgument?.field,
+      let value = kind.value
+    {
+      switch value {
+      case .seconds: parts.append("\"\(field)\": " + value.description)
+      case .bool(let flag): parts.append("\"\(field)\": " + (flag ? "true" : "false"))
+      case .text(let text): parts.append("\"\(field)\": " + JSONText.quote(text))
+      }
     }
     return "{" + parts.joined(separator: ", ") + "}"
   }
 
-  /// Whole seconds without a fraction ("20"), others as Swift prints them ("0.5").
-  static func number(_ value: Double) -> String {
-    value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
-  }
+  /// The line with the verbs of ``ActionVerbs/all``.
+  public var jsonLine: String { jsonLine(verbs: ActionVerbs.all) }
 
   /// Parses an actions file; errors name the file, line and field.
-  public static func parseFile(_ text: String, name: String) throws -> [AppAction] {
+  public static func parseFile(
+    _ text: String, name: String, verbs: [ActionVerb] = ActionVerbs.all
+  ) throws -> [AppAction] {
     let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
     if trimmed.hasPrefix("[") {
       guard let array = try? JSONSerialization.jsonObject(with: Data(trimmed.utf8)) as? [Any] else {
@@ -106,7 +136,7 @@ public struct AppAction: Sendable, Equatable {
         guard let object = element as? [String: Any] else {
           throw AppActionError("\(name): element \(index): not an object")
         }
-        return try parse(object, place: "\(name): element \(index)")
+        return try parse(object, place: "\(name): element \(index)", verbs: verbs)
       }
     }
     var actions: [AppAction] = []
@@ -118,12 +148,15 @@ public struct AppAction: Sendable, Equatable {
       let place = "\(name):\(index + 1)"
       guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
       else { throw AppActionError("\(place): not a JSON object") }
-      actions.append(try parse(object, place: place))
+      actions.append(try parse(object, place: place, verbs: verbs))
     }
     return actions
   }
 
-  static func parse(_ object: [String: Any], place: String) throws -> AppAction {
+  /// One object, read by its verb's entry in `verbs` (its field and the values it takes).
+  static func parse(_ object: [String: Any], place: String, verbs: [ActionVerb]) throws
+    -> AppAction
+  {
     guard let name = object["action"] as? String else {
       throw AppActionError("\(place): field 'action' missing or not a string")
     }
@@ -134,48 +167,50 @@ public struct AppAction: Sendable, Equatable {
       }
       at = number
     }
-    func string(_ field: String) throws -> String {
-      guard let value = object[field] as? String, !value.isEmpty else {
-        throw AppActionError("\(place): action '\(name)' needs a string field '\(field)'")
-      }
-      return value
-    }
-    let kind: Kind
-    switch name {
-    case "start": kind = .start
-    case "foreground": kind = .foreground
-    case "background": kind = .background
-    case "set-preference":
-      switch try string("value") {
-      case "on": kind = .setPreference(true)
-      case "off": kind = .setPreference(false)
-      case let other:
-        throw AppActionError("\(place): field 'value' must be 'on' or 'off', got '\(other)'")
-      }
-    case "revoke-activation": kind = .revokeActivation
-    case "grant-activation": kind = .grantActivation
-    case "path-change":
-      let status = object["status"] as? String ?? "satisfied"
-      guard status == "satisfied" || status == "unsatisfied" else {
-        throw AppActionError("\(place): field 'status' must be 'satisfied' or 'unsatisfied'")
-      }
-      kind = .pathChange(satisfied: status == "satisfied")
-    case "add-relay": kind = .addRelay(try string("url"))
-    case "send-message": kind = .sendMessage(try string("text"))
-    case "refresh-directory": kind = .refreshDirectory
-    case "open-url": kind = .openURL(try string("url"))
-    case "wait":
-      guard let seconds = (object["seconds"] as? NSNumber)?.doubleValue, seconds >= 0,
-        seconds.isFinite
-      else { throw AppActionError("\(place): action 'wait' needs a number field 'seconds' >= 0") }
-      kind = .wait(seconds)
-    default:
+    guard let verb = ActionVerbs.verb(named: name, in: verbs), verb.inActionsFiles else {
       throw AppActionError(
-        "\(place): unknown action '\(name)' (start, foreground, background, set-preference, "
-          + "revoke-activation, grant-activation, path-change, add-relay, send-message, "
-          + "refresh-directory, open-url, wait)")
+        "\(place): unknown action '\(name)' ("
+          + ActionVerbs.actionsFileNames(in: verbs).joined(separator: ", ") + ")")
     }
-    return AppAction(at: at, kind)
+    var argument: ActionValue?
+    if let spec = verb.driverArgument {
+      let field = spec.field
+      switch spec.values {
+      case .text(let fallback):
+        if let value = object[field] as? String, !value.isEmpty {
+          argument = .text(value)
+        } else if let fallback, object[field] == nil {
+          argument = .text(fallback)
+        } else {
+          throw AppActionError("\(place): action '\(name)' needs a string field '\(field)'")
+        }
+      case .choice(let words, let fallback):
+        let value = object[field] as? String ?? (object[field] == nil ? fallback : nil)
+        guard let value, words.contains(value) else {
+          let listed = words.map { "'\($0)'" }.joined(separator: " or ")
+          if fallback == nil, object[field] == nil {
+            throw AppActionError("\(place): action '\(name)' needs a string field '\(field)'")
+          }
+          let got = (object[field] as? String).map { ", got '\($0)'" } ?? ""
+          throw AppActionError("\(place): field '\(field)' must be \(listed)\(got)")
+        }
+        argument = .text(value)
+      case .bool:
+        guard let value = object[field] as? Bool else {
+          throw AppActionError("\(place): action '\(name)' needs a Boolean field '\(field)'")
+        }
+        argument = .bool(value)
+      case .seconds:
+        guard let seconds = (object[field] as? NSNumber)?.doubleValue, seconds >= 0,
+          seconds.isFinite
+        else {
+          throw AppActionError(
+            "\(place): action '\(name)' needs a number field '\(field)' >= 0")
+        }
+        argument = .seconds(seconds)
+      }
+    }
+    return AppAction(at: at, Kind(verb: name, argument: argument))
   }
 }
 

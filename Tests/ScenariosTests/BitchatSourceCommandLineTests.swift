@@ -1,3 +1,4 @@
+import BitchatSource
 import Foundation
 import Testing
 
@@ -25,7 +26,7 @@ struct BitchatSourceCommandLineTests {
     #expect(scenario.app.profile == .bitchatSource)
     #expect(
       try ScenarioCommandLines.bitchatSourceTransport(scenario, driver: "/d", substitute: false)
-        == "apple")
+        == .apple)
     #expect(throws: ScenarioError.self) {
       try ScenarioCommandLines.bitchatSourceTransport(scenario, driver: nil, substitute: false)
     }
@@ -40,10 +41,10 @@ struct BitchatSourceCommandLineTests {
         == nil)
     #expect(
       try ScenarioCommandLines.bitchatSourceTransport(bitchat, driver: "/d", substitute: true)
-        == "apple")
+        == .apple)
     #expect(
       try ScenarioCommandLines.bitchatSourceTransport(canary, driver: "/d", substitute: true)
-        == "linux-foundation")
+        == .linuxFoundation)
     #expect(
       try ScenarioCommandLines.bitchatSourceTransport(hardened, driver: "/d", substitute: true)
         == nil)
@@ -59,7 +60,7 @@ struct BitchatSourceCommandLineTests {
   @Test func theDriversCommandLineCarriesTheSameFilesAsTheModels() {
     #expect(
       ScenarioCommandLines.bitchatSourceApp(
-        driver: "/cache/bitchat-source-driver", transport: "apple", actionsFile: "/w/actions.jsonl",
+        driver: "/cache/bitchat-source-driver", transport: .apple, actionsFile: "/w/actions.jsonl",
         stateDirectory: "/w/state", trustAnchors: "/w/world-ca.pem")
         == [
           "/cache/bitchat-source-driver", "--actions", "/w/actions.jsonl", "--state-dir",

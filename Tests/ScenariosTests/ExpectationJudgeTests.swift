@@ -288,7 +288,7 @@ func ev(_ t: Double, _ name: String, _ fields: [String: String] = [:]) -> Scenar
 
   @Test func requestSentCountsARelayConnectionThroughTheTransport() {
     let relay = ev(
-      7, ScenarioEventName.socketOpened,
+      7, ScenarioEventKind.socketOpened.name,
       ["transport": "tor", "purpose": "relay", "target": "nos.lol:443"])
     let met = result(.requestSent(transport: .tor, by: 10), [relay])
     #expect(met.status == .met)
@@ -298,7 +298,7 @@ func ev(_ t: Double, _ name: String, _ fields: [String: String] = [:]) -> Scenar
     #expect(late.reason.contains("(relay connection to nos.lol:443), after 5 s"))
     // The SOCKS probe is not a request.
     let probe = ev(
-      1, ScenarioEventName.socketOpened, ["transport": "probe", "purpose": "socks-probe"])
+      1, ScenarioEventKind.socketOpened.name, ["transport": "probe", "purpose": "socks-probe"])
     let none = result(.requestSent(transport: .tor, by: 10), [probe])
     #expect(none.status == .failed)
     #expect(none.reason == "no HTTP request and no relay connection went out via tor")
@@ -306,9 +306,9 @@ func ev(_ t: Double, _ name: String, _ fields: [String: String] = [:]) -> Scenar
 
   @Test func aHeldURLCountsAsQueued() {
     let held = ev(3, "request-held", ["url": "https://example.com/", "transport": "tor"])
-    let ready = ev(10, ScenarioEventName.torDidBecomeReady)
+    let ready = ev(10, ScenarioEventKind.torDidBecomeReady.name)
     let load = ev(
-      11, ScenarioEventName.requestSent, ["transport": "tor", "url": "https://example.com/"])
+      11, ScenarioEventKind.requestSent.name, ["transport": "tor", "url": "https://example.com/"])
     #expect(result(.requestsQueuedBeforeReady, [held, ready, load]).status == .met)
     let nothing = result(.requestsQueuedBeforeReady, [ready, load])
     #expect(nothing.status == .failed)

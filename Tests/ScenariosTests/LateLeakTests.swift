@@ -55,7 +55,7 @@ final class LastActRun: LaneRun {
   var keptPcapPath: String? { nil }
   var trustAnchors: String { workDirectory + "/ca.pem" }
   var timeScale: Double { 1 }
-  var sharesRunClock: Bool { false }
+  var clockSharing: RunClockSharing { .own }
   var deadline: Double { 20 }
 
   init(_ scenario: Scenario, host: String?) throws {
@@ -70,11 +70,9 @@ final class LastActRun: LaneRun {
   func censorRules(at t: Double) -> [Sandbox.CensorRule] { [] }
   func captureAllows() throws -> AllowedEndpoints { AddressPlan.guardEndpoints }
   func preferences() throws -> String { "{}" }
-  func startTorSide(epoch: MonotonicInstant?) throws {}
+  func startTorSide(handOver: EpochHandOver?, clockPage: String?) throws {}
 
-  func appCommand(actionsFile: String, stateDirectory: String, epoch: MonotonicInstant?)
-    -> [String]
-  {
+  func appCommand(actionsFile: String, stateDirectory: String) -> [String] {
     guard let host else { return ["true"] }
     let family = host.contains(":") ? "AF_INET6" : "AF_INET"
     return [

@@ -162,7 +162,7 @@ func scenarioText(expect: String = #"[{"kind": "no-leak"}]"#, app: String? = nil
       (
         ctor,
         #"{"profile": "onion-browser", "actions": [{"at": 0, "do": "send-message"}]}"#,
-        #"f.json: app.actions[0].do: "send-message" is not modelled for the onion-browser profile (start, open-url, path-change, background, foreground)"#
+        #"f.json: app.actions[0].do: "send-message" is not modelled for the onion-browser profile (its verbs: start, foreground, background, path-change, open-url, tor-crash)"#
       ),
       (
         ctor,

@@ -258,7 +258,7 @@ private func error(_ text: String) -> String? {
 
   @Test func everyTargetIsInTheGuide() throws {
     let guide = try String(contentsOfFile: scenariosDirectory + "/README.md", encoding: .utf8)
-    for target in CensorPlanRule.symbolicTargets {
+    for target in CensorTarget.symbolic {
       #expect(guide.contains("| `\(target)` |"), "\(target)")
     }
     for host in ScenarioParser.knownHosts(AppPlan(profile: .bitchat, actions: [])) {

@@ -1,3 +1,4 @@
+import BitchatSource
 import FailClosedSupport
 import Scenarios
 
@@ -10,9 +11,9 @@ public struct BitchatSourceMockLane: Lane {
   public var driver: String
   /// `apple` (the project's URLSession with Apple's proxy semantics) or `linux-foundation`
   /// (stock swift-corelibs, the canary).
-  public var transport: String
+  public var transport: BitchatSourceTransport
 
-  public init(mock: MockLane, driver: String, transport: String) {
+  public init(mock: MockLane, driver: String, transport: BitchatSourceTransport) {
     var mock = mock
     mock.timeScale = 1
     self.mock = mock
@@ -27,9 +28,11 @@ public struct BitchatSourceMockLane: Lane {
 
 final class BitchatSourceMockLaneRun: MockLaneRun {
   let driver: String
-  let transport: String
+  let transport: BitchatSourceTransport
 
-  init(_ scenario: Scenario, lane: MockLane, driver: String, transport: String) throws {
+  init(
+    _ scenario: Scenario, lane: MockLane, driver: String, transport: BitchatSourceTransport
+  ) throws {
     self.driver = driver
     self.transport = transport
     try super.init(scenario, lane: lane)
@@ -37,11 +40,9 @@ final class BitchatSourceMockLaneRun: MockLaneRun {
 
   /// bitchat's code reads the wall clock from its own start: time 0 is the app's launch, as
   /// the app sees it, and the mock keeps its own.
-  override var sharesRunClock: Bool { false }
+  override var clockSharing: RunClockSharing { .own }
 
-  override func appCommand(actionsFile: String, stateDirectory: String, epoch: MonotonicInstant?)
-    -> [String]
-  {
+  override func appCommand(actionsFile: String, stateDirectory: String) -> [String] {
     ScenarioCommandLines.bitchatSourceApp(
       driver: driver, transport: transport, actionsFile: actionsFile,
       stateDirectory: stateDirectory, trustAnchors: trustAnchors)

@@ -1,20 +1,16 @@
+import BitchatSource
 import Scenarios
 
 extension ScenarioCommandLines {
-  /// The bitchat-source driver's transport for `scenario`, or nil when the model runs it:
-  /// `bitchat-source` files always use the driver (`apple`); with `substitute` (leak-audit
-  /// --sut bitchat-source) `bitchat` files do too and the naive-port canary runs bitchat's
-  /// code on stock swift-corelibs URLSession (`linux-foundation`).
+  /// The bitchat-source driver's transport for `scenario` (``BitchatSourceSystem``'s rule),
+  /// or nil when the model runs it; an error when the driver is needed but missing, or the
+  /// scenario's Tor is not one bitchat's code can drive.
   public static func bitchatSourceTransport(
     _ scenario: Scenario, driver: String?, substitute: Bool
-  ) throws(ScenarioError) -> String? {
-    let transport: String
-    switch scenario.app.profile {
-    case .bitchatSource: transport = "apple"
-    case .bitchat where substitute: transport = "apple"
-    case .naivePort where substitute: transport = "linux-foundation"
-    default: return nil
-    }
+  ) throws(ScenarioError) -> BitchatSourceTransport? {
+    guard
+      let transport = BitchatSourceSystem.transport(for: scenario, substituting: substitute)
+    else { return nil }
     guard driver != nil else {
       throw ScenarioError(
         file: scenario.path, path: "app.profile",
@@ -35,12 +31,13 @@ extension ScenarioCommandLines {
   /// On the real-Tor lane, `torrcBase` (the private network's settings) makes arti.h run
   /// Debian's tor pinned by it, with its logs in `<state>/tor` where the lane reads them.
   public static func bitchatSourceApp(
-    driver: String, transport: String, actionsFile: String, stateDirectory: String,
+    driver: String, transport: BitchatSourceTransport, actionsFile: String,
+    stateDirectory: String,
     trustAnchors: String, torrcBase: String? = nil
   ) -> [String] {
     [
       driver, "--actions", actionsFile, "--state-dir", stateDirectory, "--ca", trustAnchors,
-      "--transport", transport,
+      "--transport", transport.rawValue,
     ] + (torrcBase.map { ["--tor-base", $0] } ?? [])
   }
 }

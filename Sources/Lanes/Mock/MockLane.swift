@@ -37,21 +37,22 @@ public struct MockLane: Lane {
     for action in scenario.app.actions where action.step == .torCrash {
       harness.append(
         ScenarioEvent(
-          time: action.at, name: ScenarioEventName.torCrashed, fields: ["by": "action"]))
+          time: action.at, name: ScenarioEventKind.torCrashed.name, fields: ["by": "action"]))
     }
     if let crashAt = plan.crashAt {
       harness.append(
-        ScenarioEvent(time: crashAt, name: ScenarioEventName.torCrashed, fields: ["by": "crashAt"]))
+        ScenarioEvent(
+          time: crashAt, name: ScenarioEventKind.torCrashed.name, fields: ["by": "crashAt"]))
     }
     if case .crash(let after)? = plan.plan {
       harness.append(
-        ScenarioEvent(time: after, name: ScenarioEventName.torCrashed, fields: ["by": "plan"]))
+        ScenarioEvent(time: after, name: ScenarioEventKind.torCrashed.name, fields: ["by": "plan"]))
     }
     for time in SandboxMapping.changeTimes(scenario.network) {
       let rules = scenario.network.censor.filter { $0.isActive(at: time) }
       harness.append(
         ScenarioEvent(
-          time: time, name: ScenarioEventName.censorChanged,
+          time: time, name: ScenarioEventKind.censorChanged.name,
           fields: [
             "rules": String(rules.count),
             "active": rules.isEmpty
@@ -77,7 +78,7 @@ public struct MockLane: Lane {
 }
 
 /// One scenario on the mock lane.
-class MockLaneRun: SkippingClockLaneRun {
+class MockLaneRun: LaneRun {
   let scenario: Scenario
   let plan: TorPlan
   let lane: MockLane
@@ -87,11 +88,10 @@ class MockLaneRun: SkippingClockLaneRun {
   var capturePath: String { workDirectory + "/capture.pcap" }
   var keptPcapPath: String? { lane.workDirectory == nil ? nil : capturePath }
   var timeScale: Double { lane.timeScale }
-  var sharesRunClock: Bool { true }
+  var clockSharing: RunClockSharing { .handOverSkipping }
   var deadline: Double { scenario.duration / timeScale + 20 }
   private var mock: DeviceCommand?
   /// The run's skipping clock page, when the pipeline skips idle time.
-  var clockPage: String?
 
   init(_ scenario: Scenario, lane: MockLane) throws {
     guard let plan = scenario.tor.mock else {
@@ -131,40 +131,33 @@ class MockLaneRun: SkippingClockLaneRun {
 
   func preferences() throws -> String { ScenarioCommandLines.preferences(scenario) }
 
-  func startTorSide(epoch: MonotonicInstant?) throws {
-    let mock = try DeviceCommand(
-      ScenarioCommandLines.mockTor(
-        plan, executable: lane.executable, timeScale: timeScale,
-        guards: AddressPlan.guards.map(\.description),
-        eventLog: workDirectory + "/mock.jsonl", epoch: epoch),
-      in: sandbox, output: workDirectory + "/mock.log")
-    self.mock = mock
-    if plan.personality == .ctor {
-      // The control-port backend connects at once: wait (bounded) for the mock to listen.
-      MockLane.waitForLine("control port on", in: workDirectory + "/mock.log", seconds: 10)
-    }
-  }
-
   /// The mock says ready once its options are read, and started once it listens: before the
-  /// run's time 0, when the app's first action (start) connects to it.
-  func startTorSide(handOver: EpochHandOver) throws {
+  /// run's time 0, when the app's first action (start) connects to it. Without a hand-over
+  /// (bitchat's code, on its own clock) it starts on its own clock.
+  func startTorSide(handOver: EpochHandOver?, clockPage: String?) throws {
     let log = workDirectory + "/mock.log"
+    let command = ScenarioCommandLines.mockTor(
+      plan, executable: lane.executable, timeScale: timeScale,
+      guards: AddressPlan.guards.map(\.description), eventLog: workDirectory + "/mock.jsonl")
+    guard let handOver else {
+      mock = try DeviceCommand(command, in: sandbox, output: log)
+      if plan.personality == .ctor {
+        // The control-port backend connects at once: wait (bounded) for the mock to listen.
+        MockLane.waitForLine("control port on", in: log, seconds: 10)
+      }
+      return
+    }
     let input = try handOver.add("the mock Tor", output: log)
     mock = try DeviceCommand(
-      ScenarioCommandLines.mockTor(
-        plan, executable: lane.executable, timeScale: timeScale,
-        guards: AddressPlan.guards.map(\.description),
-        eventLog: workDirectory + "/mock.jsonl") + ["--epoch", EpochReceiver.optionValue]
+      command + ["--epoch", EpochReceiver.optionValue]
         + (clockPage.map { ["--clock-page", $0] } ?? []),
       in: sandbox, output: log, input: input)
   }
 
-  func appCommand(actionsFile: String, stateDirectory: String, epoch: MonotonicInstant?)
-    -> [String]
-  {
+  func appCommand(actionsFile: String, stateDirectory: String) -> [String] {
     ScenarioCommandLines.app(
       scenario, executable: lane.executable, timeScale: timeScale, actionsFile: actionsFile,
-      stateDirectory: stateDirectory, trustAnchors: trustAnchors, epoch: epoch)
+      stateDirectory: stateDirectory, trustAnchors: trustAnchors)
   }
 
   func torSideChanges() -> [(time: Double, apply: () throws -> Void)] {

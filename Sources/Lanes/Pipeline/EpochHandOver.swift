@@ -9,7 +9,7 @@ import Foundation
 /// loaded machine as their start did: the lead is a floor or the time they took to say
 /// ready, whichever is longer, measured on this run. A process that says `started` past the
 /// epoch shows the lead was still too short.
-final class EpochHandOver {
+public final class EpochHandOver {
   /// The lead as a share of the time from the first spawn to the last `ready`.
   static let leadShareOfSetUp = 1.0
   private let created = MonotonicInstant.now
@@ -168,10 +168,4 @@ final class EpochHandOver {
 struct EpochHandOverError: Error, CustomStringConvertible {
   var description: String
   init(_ description: String) { self.description = description }
-}
-
-/// A lane whose Tor side and app take the run's epoch once set up (`--epoch stdin`).
-protocol EpochHandOverLaneRun: LaneRun {
-  /// Starts the Tor side with `--epoch stdin`, its standard input a participant of `handOver`.
-  func startTorSide(handOver: EpochHandOver) throws
 }

@@ -99,12 +99,6 @@ final class IdleSkipper {
   }
 }
 
-/// A lane run whose Tor side and app can take a skipping clock (`--clock-page`): the mock
-/// lane's model. The pipeline sets the page's path before it starts them.
-protocol SkippingClockLaneRun: EpochHandOverLaneRun {
-  var clockPage: String? { get set }
-}
-
 /// Reads what the run's processes do from `/proc` (the pipeline runs as root, in the host's
 /// namespaces; the processes' pids are the host's, written into the page by each process).
 enum RunActivityProbe {

@@ -26,9 +26,9 @@ public protocol LaneRun: AnyObject {
   var trustAnchors: String { get }
   /// Virtual seconds per real second (1: real time).
   var timeScale: Double { get }
-  /// Whether the Tor side and the app run on the run's one clock (its epoch on their command
-  /// lines). bitchat's own code reads the wall clock from its own start: its lane does not.
-  var sharesRunClock: Bool { get }
+  /// How the Tor side and the app keep time (``RunClockSharing``): the pipeline hands them the
+  /// run's epoch, and a skipping clock, only as this says.
+  var clockSharing: RunClockSharing { get }
   /// Real seconds after the app's start at which it is given up on (killed).
   var deadline: Double { get }
   /// The censor's rules in force at virtual time `t`: applied at 0 and at each change.
@@ -39,12 +39,14 @@ public protocol LaneRun: AnyObject {
   func captureAllows() throws -> AllowedEndpoints
   /// The app's starting preferences (its UserDefaults), as JSON.
   func preferences() throws -> String
-  /// Starts the Tor side in the device (the mock), or lays out what the app starts itself;
-  /// `epoch` is the run's time 0 when the lane shares the run's clock.
-  func startTorSide(epoch: MonotonicInstant?) throws
-  /// The app's command line in the device, with the run's epoch when it shares the clock.
-  func appCommand(actionsFile: String, stateDirectory: String, epoch: MonotonicInstant?)
-    -> [String]
+  /// Starts the Tor side in the device (the mock), or lays out what the app starts itself.
+  /// `handOver`: the run's epoch hand-over, which a Tor process of its own joins (nil when
+  /// the lane keeps its own clock); `clockPage`: the skipping clock's page, which it maps
+  /// (only for ``RunClockSharing/handOverSkipping`` when the run skips idle time).
+  func startTorSide(handOver: EpochHandOver?, clockPage: String?) throws
+  /// The app's command line in the device; the pipeline adds `--epoch stdin` and
+  /// `--clock-page` as the lane's clock sharing says.
+  func appCommand(actionsFile: String, stateDirectory: String) -> [String]
   /// Faults done to the Tor side at virtual times (the mock's crashes).
   func torSideChanges() -> [(time: Double, apply: () throws -> Void)]
   /// The harness's own events on the scenario's time axis (crashes, censor changes).
@@ -64,11 +66,22 @@ public protocol LaneRun: AnyObject {
 
 extension LaneRun {
   public var harnessEvents: [ScenarioEvent] { [] }
-  public var sharesRunClock: Bool { true }
   public func beforeCapture() throws {}
   public func torSideChanges() -> [(time: Double, apply: () throws -> Void)] { [] }
   public func poll(elapsed: Double, appOutput: String) {}
   public func appEnded(runError: String?, appOutput: String) -> String? { runError }
   public func stopTorSide() {}
   public func complete(_ outcome: inout ScenarioOutcome) {}
+}
+
+/// How a lane's processes keep time: the lane's whole contract with the run's one clock.
+public enum RunClockSharing: Sendable, Equatable {
+  /// Their own clocks: the run's time 0 is the app's start (bitchat's code reads the wall
+  /// clock from its own launch).
+  case own
+  /// The run's epoch, handed over once they have set up (`--epoch stdin`, ``EpochHandOver``).
+  case handOver
+  /// The same, and a clock that jumps idle time (`--clock-page`) when the run asks for it:
+  /// the mock lane's model.
+  case handOverSkipping
 }

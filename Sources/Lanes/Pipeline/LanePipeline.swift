@@ -26,11 +26,6 @@ public enum LanePipeline {
     /// changes), on the pipeline's thread: `replay` streams them, so an interrupted run still
     /// shows what happened up to then.
     public var onEvent: (@Sendable (ScenarioEvent) -> Void)?
-    /// Real seconds from making the run's clock to its time 0: the Tor side and the app start
-    /// and set up in between, so the app's first action is at the run's time 0, not after its
-    /// start-up. (0.5 s was too short at load 50-60: a ctor scenario's app, started once the
-    /// mock's control port is up, finished setting up 60 ms after the epoch, 1.5 s at scale 25.)
-    public var epochLead: Double
     /// Real seconds at least from handing the epoch over to its time 0 (``EpochHandOver``):
     /// the mock Tor opens its listeners and the app builds its objects (a few ms each when
     /// idle); under load the lead grows with the time they took to set up. A process that says
@@ -42,11 +37,10 @@ public enum LanePipeline {
     public var skipIdle: Bool
 
     public init(
-      grace: Double = 1, epochLead: Double = 1, handOverLead: Double = 0.25,
+      grace: Double = 1, handOverLead: Double = 0.25,
       skipIdle: Bool = false, onEvent: (@Sendable (ScenarioEvent) -> Void)? = nil
     ) {
       self.grace = grace
-      self.epochLead = epochLead
       self.handOverLead = handOverLead
       self.skipIdle = skipIdle
       self.onEvent = onEvent
@@ -99,27 +93,16 @@ public enum LanePipeline {
     try ScenarioCommandLines.directoryCache().write(
       toFile: state + "/" + GeoRelayDirectory.cacheFileName, atomically: true, encoding: .utf8)
     // The run's one clock: its epoch and scale go to the Tor side and the app, handed over
-    // once both have set up (the mock lane) or on their command lines a fixed lead ahead; on
-    // a lane that does not share it, time 0 is now.
+    // once both have set up; on a lane that keeps its own clock, time 0 is now.
     let appOutput = run.workDirectory + "/app.jsonl"
-    let handing = run.sharesRunClock ? run as? any EpochHandOverLaneRun : nil
-    let handOver = handing.map { _ in EpochHandOver() }
-    var epoch =
-      run.sharesRunClock && handOver == nil
-      ? MonotonicInstant.now.advanced(bySeconds: options.epochLead) : nil
+    let handOver = run.clockSharing == .own ? nil : EpochHandOver()
+    var epoch: MonotonicInstant?
     // A skipping clock: a page in the run's directory that the Tor side and the app map.
-    var page: ClockPage?
-    if options.skipIdle, handOver != nil, let skipping = run as? any SkippingClockLaneRun {
-      let created = try ClockPage.create(at: run.workDirectory + "/clock.page")
-      skipping.clockPage = created.path
-      page = created
-    }
-    if let handing, let handOver {
-      try handing.startTorSide(handOver: handOver)
-    } else {
-      try run.startTorSide(epoch: epoch)
-    }
-    var appCommand = run.appCommand(actionsFile: actionsFile, stateDirectory: state, epoch: epoch)
+    let page =
+      options.skipIdle && run.clockSharing == .handOverSkipping
+      ? try ClockPage.create(at: run.workDirectory + "/clock.page") : nil
+    try run.startTorSide(handOver: handOver, clockPage: page?.path)
+    var appCommand = run.appCommand(actionsFile: actionsFile, stateDirectory: state)
     if handOver != nil { appCommand += ["--epoch", EpochReceiver.optionValue] }
     if let page { appCommand += ["--clock-page", page.path] }
     let app = try DeviceCommand(

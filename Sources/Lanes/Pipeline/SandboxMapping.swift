@@ -30,25 +30,24 @@ public enum SandboxMapping {
 
   /// The destinations a target names, as addresses or CIDR blocks with an optional port
   /// (nil: the rule's own port).
-  public static func destinations(_ target: String, real: RealTorTargets? = nil)
+  public static func destinations(_ target: CensorTarget, real: RealTorTargets? = nil)
     -> [(block: String?, port: UInt16?)]
   {
     switch target {
-    case "tor-guards": return AddressPlan.guards.map { ($0.host, $0.port) }
-    case "tor-relays": return (real?.relays ?? []).map { ($0.host, $0.port) }
-    case "tor-bridge": return (real?.bridges ?? []).map { ($0.host, $0.port) }
-    case "dns-resolver": return [(AddressPlan.resolverV4, nil)]
-    case "world":
+    case .torGuards: return AddressPlan.guards.map { ($0.host, $0.port) }
+    case .torRelays: return (real?.relays ?? []).map { ($0.host, $0.port) }
+    case .torBridge: return (real?.bridges ?? []).map { ($0.host, $0.port) }
+    case .dnsResolver: return [(AddressPlan.resolverV4, nil)]
+    case .world:
       return [
         (AddressPlan.worldV4 + "/\(AddressPlan.prefixV4)", nil),
         (AddressPlan.worldV6 + "/\(AddressPlan.prefixV6)", nil),
         (AddressPlan.webHostV4, nil), (AddressPlan.webHostV6, nil),
       ]
-    case "any": return [(nil, nil)]
-    case let node where RealTorTargetClass.of(node) != nil:
-      return (real?.nodes[node]).map { [($0.host, $0.port)] } ?? []
+    case .any: return [(nil, nil)]
+    case .node(let node): return (real?.nodes[node]).map { [($0.host, $0.port)] } ?? []
     // The world's resolver answers every name with the web host.
-    default: return [(AddressPlan.webHostV4, nil), (AddressPlan.webHostV6, nil)]
+    case .host: return [(AddressPlan.webHostV4, nil), (AddressPlan.webHostV6, nil)]
     }
   }
 
@@ -59,17 +58,8 @@ public enum SandboxMapping {
   ) -> [Sandbox.CensorRule] {
     var rules: [Sandbox.CensorRule] = []
     for rule in plan.censor where rule.isActive(at: t) {
-      let action: Sandbox.CensorRule.Action
-      switch rule.action {
-      case .drop: action = .drop
-      case .reset: action = .reset
-      case .icmpPortUnreachable: action = .icmpPortUnreachable
-      case .icmpHostUnreachable: action = .icmpHostUnreachable
-      case .icmpAdminProhibited: action = .icmpAdminProhibited
-      case .icmpNetUnreachable: action = .icmpNetUnreachable
-      case .resetAfterHandshake: action = .resetAfterHandshake
-      case .closeAfterConnect: action = .closeAfterConnect
-      }
+      // The scenario's and the sandbox's actions are one type (Vocabulary.CensorAction).
+      let action = rule.action
       let proto = rule.transport.map {
         Sandbox.CensorRule.TransportProtocol(rawValue: $0.rawValue)!
       }

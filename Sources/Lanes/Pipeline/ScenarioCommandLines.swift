@@ -12,18 +12,17 @@ public enum ScenarioCommandLines {
   public static let controlPort = 39051
 
   /// `failclosed mock-tor ...`, tunnelling to the sandbox's guard. The ctor personality also
-  /// serves its control port, which the app's control-port backend drives. `epoch`: the run's
-  /// time 0 (the runner's clock), shared with the app.
+  /// serves its control port, which the app's control-port backend drives. The run's epoch
+  /// comes by hand-over (LanePipeline adds `--epoch stdin`).
   public static func mockTor(
     _ plan: TorPlan, executable: String, timeScale: Double, guards: [String],
-    eventLog: String, epoch: MonotonicInstant? = nil
+    eventLog: String
   ) -> [String] {
     var arguments = [
       executable, "mock-tor", "--personality", plan.personality.rawValue,
       "--listen", "127.0.0.1:\(socksPort)", "--bootstrap-plan", plan.bootstrap,
       "--time-scale", format(timeScale), "--event-log", eventLog,
     ]
-    if let epoch { arguments += ["--epoch", epoch.description] }
     // Like the tor an app starts itself (the real lane's too): network off until the app's
     // controller turns it on, so the plan's times count from the app's start.
     if plan.personality == .ctor {
@@ -42,8 +41,7 @@ public enum ScenarioCommandLines {
   /// from `torrcBase` and drives it (backend `tor`), in real time.
   public static func app(
     _ scenario: Scenario, executable: String, timeScale: Double, actionsFile: String,
-    stateDirectory: String, trustAnchors: String, torrcBase: String? = nil,
-    epoch: MonotonicInstant? = nil
+    stateDirectory: String, trustAnchors: String, torrcBase: String? = nil
   ) -> [String] {
     var backend: [String]
     switch scenario.tor {
@@ -58,7 +56,7 @@ public enum ScenarioCommandLines {
       "--profile", scenario.app.profile.rawValue, "--actions", actionsFile, "--time-scale",
       format(scenario.lane == .realTor ? 1 : timeScale), "--state-dir", stateDirectory,
       "--socks", "127.0.0.1:\(socksPort)", "--ca", trustAnchors,
-    ] + (epoch.map { ["--epoch", $0.description] } ?? [])
+    ]
   }
 
   /// The app driver's actions file (JSON lines). The starting state comes first, at time 0:

@@ -4,7 +4,7 @@ import SystemUnderTest
 
 extension ScenarioEvent {
   /// Normalises one event of the app driver (SystemUnderTest.AppEvent, one JSON line of
-  /// `failclosed app`) to the names scenario files use (``ScenarioEventName``). Fields are
+  /// `failclosed app`) to the names scenario files use (Scenarios.ScenarioEventCatalogue). Fields are
   /// kept as strings ("true"/"false" for Booleans).
   public init(_ event: SystemUnderTest.AppEvent) {
     var fields = event.fields.mapValues(\.description)
@@ -18,38 +18,38 @@ extension ScenarioEvent {
       let field = fields["field"] ?? ""
       let value = fields["value"] ?? ""
       if component == "tor", field == "isReady" {
-        name = ScenarioEventName.readyChanged
+        name = ScenarioEventKind.readyChanged.name
         fields = ["isReady": value]
       } else if component == "session", field == "proxyMode" {
-        name = ScenarioEventName.proxyMode
+        name = ScenarioEventKind.proxyMode.name
         fields = ["useTor": value == "tor" ? "true" : "false"]
       } else {
         name = "\(component).\(field)"
         fields = ["value": value]
       }
     case .socket:
-      name = ScenarioEventName.socketOpened
+      name = ScenarioEventKind.socketOpened.name
     case .request:
       fields["transport"] = fields["via"]
       switch phase {
-      case "start": name = ScenarioEventName.requestSent
-      case "failed": name = ScenarioEventName.requestFailed
+      case "start": name = ScenarioEventKind.requestSent.name
+      case "failed": name = ScenarioEventKind.requestFailed.name
       default: name = "request-\(phase)"
       }
     case .message:
       fields["kind"] = "message"
-      name = phase == "queued" ? ScenarioEventName.requestQueued : "message-\(phase)"
+      name = phase == "queued" ? ScenarioEventKind.requestQueued.name : "message-\(phase)"
     case .relay:
       fields["kind"] = "relay"
       fields["target"] = fields["relay"]
       switch phase {
-      case "queued": name = ScenarioEventName.requestQueued
-      case "failed", "permanent": name = ScenarioEventName.requestFailed
+      case "queued": name = ScenarioEventKind.requestQueued.name
+      case "failed", "permanent": name = ScenarioEventKind.requestFailed.name
       case "added":
-        name = ScenarioEventName.relayAdded
+        name = ScenarioEventKind.relayAdded.name
         fields["url"] = fields["relay"]
       case "rejected":
-        name = ScenarioEventName.relayRejected
+        name = ScenarioEventKind.relayRejected.name
         fields["url"] = fields["relay"]
         fields["reason"] = fields["error"]
       default: name = "relay-\(phase)"

@@ -1,4 +1,5 @@
 import Audit
+import BitchatSource
 import FailClosedSupport
 import Foundation
 import Sandbox
@@ -33,7 +34,7 @@ public struct RealTorLane: Lane {
 /// (``EpochHandOver``): it starts Debian's tor itself, so it is the whole Tor side; the run's
 /// time 0 follows once it has said ready (at least 0.25 s later) instead of a fixed 1 s lead.
 /// bitchat's own code keeps its own clock and gets none.
-class RealTorLaneRun: EpochHandOverLaneRun {
+class RealTorLaneRun: LaneRun {
   let scenario: Scenario
   let plan: RealTorPlan
   let lane: RealTorLane
@@ -44,7 +45,7 @@ class RealTorLaneRun: EpochHandOverLaneRun {
   private var fetched: Bool?
   private var lastPoll = -1.0
   /// Set when the scenario runs bitchat's own code (its arti.h over Debian's tor).
-  private var sourceTransport: String?
+  private var sourceTransport: BitchatSourceTransport?
 
   var runner: RealLaneRunner { lane.runner }
   var sandbox: SandboxRun { lane.sandbox }
@@ -53,7 +54,7 @@ class RealTorLaneRun: EpochHandOverLaneRun {
   var keptPcapPath: String? { lane.pcapPath }
   var timeScale: Double { 1 }
   /// bitchat's own code reads the wall clock from its own start: its time 0 is its launch.
-  var sharesRunClock: Bool { sourceTransport == nil }
+  var clockSharing: RunClockSharing { sourceTransport == nil ? .handOver : .own }
   var deadline: Double { scenario.duration + runner.options.slack }
 
   init(_ scenario: Scenario, lane: RealTorLane) throws {
@@ -101,22 +102,13 @@ class RealTorLaneRun: EpochHandOverLaneRun {
   }
 
   /// The app starts Debian's tor itself: here only its base torrc (the network's
-  /// authorities), and tor's log watched from now on.
-  func startTorSide(epoch: MonotonicInstant?) throws {
-    try writeTorrcBase()
-    // tor's log on the run's clock (real time, from the run's time 0).
-    watchLogs(epoch: epoch ?? .now)
-  }
-
-  /// The same with the run's time 0 handed over once the app is ready: tor's log is watched
-  /// from the first poll, whose elapsed time gives the epoch.
-  func startTorSide(handOver: EpochHandOver) throws {
-    try writeTorrcBase()
-  }
-
-  private func writeTorrcBase() throws {
+  /// authorities). With the run's time 0 handed over once the app is ready, tor's log is
+  /// watched from the first poll, whose elapsed time gives the epoch; on the app's own clock
+  /// (bitchat's code), from now.
+  func startTorSide(handOver: EpochHandOver?, clockPage: String?) throws {
     try runner.testnet.network.builder.clientBase.write(
       toFile: workDirectory + "/torrc-base", atomically: true, encoding: .utf8)
+    if handOver == nil { watchLogs(epoch: .now) }
   }
 
   private func watchLogs(epoch: MonotonicInstant) {
@@ -124,9 +116,7 @@ class RealTorLaneRun: EpochHandOverLaneRun {
     logs = TorLogWatcher(directory: workDirectory + "/state/tor", clock: clock, origin: 0)
   }
 
-  func appCommand(actionsFile: String, stateDirectory: String, epoch: MonotonicInstant?)
-    -> [String]
-  {
+  func appCommand(actionsFile: String, stateDirectory: String) -> [String] {
     if let sourceTransport, let driver = runner.options.bitchatSourceDriver {
       return ScenarioCommandLines.bitchatSourceApp(
         driver: driver, transport: sourceTransport, actionsFile: actionsFile,
@@ -136,7 +126,7 @@ class RealTorLaneRun: EpochHandOverLaneRun {
     return ScenarioCommandLines.app(
       scenario, executable: runner.options.executable, timeScale: 1, actionsFile: actionsFile,
       stateDirectory: stateDirectory, trustAnchors: trustAnchors,
-      torrcBase: workDirectory + "/torrc-base", epoch: epoch)
+      torrcBase: workDirectory + "/torrc-base")
   }
 
   /// Every quarter second: tor's log read, and the fetch through the exit started once tor

@@ -55,11 +55,7 @@ public struct ComparisonObservation: Sendable, Equatable, Codable {
   }
 
   /// bitchat's notification names (TorManager, NetworkActivationService).
-  public static let notificationNames: Set<String> = [
-    ScenarioEventName.torWillStart, ScenarioEventName.torDidBecomeReady,
-    ScenarioEventName.torWillRestart, ScenarioEventName.torBootstrapDidStall,
-    ScenarioEventName.torUserPreferenceChanged,
-  ]
+  public static let notificationNames = Set(ScenarioEventCatalogue.torNotificationNames)
 
   /// Reduces a judged run to what the comparison looks at.
   public init(_ result: ScenarioResult) {
@@ -79,18 +75,18 @@ public struct ComparisonObservation: Sendable, Equatable, Codable {
       case let name where Self.notificationNames.contains(name):
         notifications[name, default: []].append(Self.rounded(event.time))
         milestone(name, event.time)
-      case ScenarioEventName.readyChanged:
+      case ScenarioEventKind.readyChanged.name:
         // Changes only: the bitchat-source driver also reports the initial false.
         let value = f["isReady"] == "true"
         if value != ready { milestone("isReady=\(value)", event.time) }
         ready = value
-      case ScenarioEventName.proxyMode:
+      case ScenarioEventKind.proxyMode.name:
         milestone("proxy \(f["useTor"] == "true" ? "tor" : "direct")", event.time)
       case "relay-connecting":
         let via = f["via"] ?? "?"
         connections.insert("\(f["relay"] ?? "?") via \(via)")
         milestone("relay connect via \(via)", event.time)
-      case ScenarioEventName.requestSent:
+      case ScenarioEventKind.requestSent.name:
         let transport = f["transport"] ?? f["via"] ?? "?"
         requests.insert("\(f["url"] ?? "?") via \(transport)")
         milestone("request via \(transport)", event.time)

@@ -1,4 +1,5 @@
 import TorControl
+import Vocabulary
 
 /// One scenario file: a test plan a reviewer can read. What Tor does, what the censor does,
 /// what the app does over virtual time, and what must (not) happen.
@@ -213,39 +214,16 @@ public struct NetworkPlan: Sendable, Equatable {
 /// One nftables rule in the censor namespace, in the Sandbox's vocabulary (Sandbox.CensorPlanRule)
 /// with a symbolic target instead of an address, and an optional time window.
 public struct CensorPlanRule: Sendable, Equatable {
-  public enum Action: String, Sendable, CaseIterable {
-    /// Silently discards: connects time out.
-    case drop
-    /// Answers TCP with a reset: connects fail at once (CONNECTREFUSED).
-    case reset
-    case icmpPortUnreachable = "icmp-port-unreachable"
-    case icmpHostUnreachable = "icmp-host-unreachable"
-    case icmpAdminProhibited = "icmp-admin-prohibited"
-    case icmpNetUnreachable = "icmp-net-unreachable"
-    /// Lets the TCP handshake through, answers the first data packet (over 100 bytes: a TLS
-    /// ClientHello, an HTTP request) with a reset (OONI's connection_reset after connect).
-    case resetAfterHandshake = "reset-after-handshake"
-    /// The censor accepts the connection itself and closes it at once (OONI's eof_error).
-    case closeAfterConnect = "close-after-connect"
-  }
+  /// Vocabulary's one list; scenario files write all but poison-dns as rules
+  /// (``CensorAction/scenarioRules``).
+  public typealias Action = CensorAction
 
   public enum TransportProtocol: String, Sendable, CaseIterable {
     case tcp, udp, icmp
   }
 
-  /// Symbolic targets the runner maps to the sandbox's addresses (``SandboxMapping``).
-  public static let symbolicTargets = [
-    "tor-guards", "tor-relays", "tor-bridge", "dns-resolver", "world", "any",
-  ]
-  /// The mock's fake guard: mock lane only.
-  public static let mockOnlyTargets = ["tor-guards"]
-  /// The private network's relays (every ORPort and DirPort in its consensus) and its obfs4
-  /// bridge: real-Tor lane only.
-  public static let realOnlyTargets = ["tor-relays", "tor-bridge"] + RealTorTargetClass.allNodes
-
   public var action: Action
-  /// A symbolic target (``symbolicTargets``) or a host name the world serves.
-  public var target: String
+  public var target: CensorTarget
   public var port: Int?
   /// nil matches every protocol.
   public var transport: TransportProtocol?
@@ -260,7 +238,7 @@ public struct CensorPlanRule: Sendable, Equatable {
   public var measured: String? = nil
 
   public init(
-    action: Action, target: String, port: Int? = nil, transport: TransportProtocol? = nil,
+    action: Action, target: CensorTarget, port: Int? = nil, transport: TransportProtocol? = nil,
     longerThan: Int? = nil, from: Double? = nil, until: Double? = nil
   ) {
     self.action = action
@@ -343,15 +321,18 @@ public struct AppPlan: Sendable, Equatable {
 
     /// The steps this profile's app models (onion-browser-N: start, open-url, path-change,
     /// background, foreground).
-    public func models(_ step: AppAction.Step) -> Bool {
-      if isOnionBrowser {
-        switch step {
-        case .start, .openURL, .pathChange, .background, .foreground, .torCrash: return true
-        default: return false
-        }
+    public func models(_ step: AppAction.Step, verbs: [ActionVerb] = ActionVerbs.all) -> Bool {
+      guard let verb = ActionVerbs.verb(named: step.verb, in: verbs) else { return false }
+      // The harness's own verbs act on the mock Tor, whatever the app.
+      if verb.performer == .mockTor { return true }
+      return verb.apps.contains(isOnionBrowser ? .onionBrowser : .bitchat)
+    }
+
+    /// The verbs this profile's model acts on, as written.
+    public func modelledVerbs(in verbs: [ActionVerb] = ActionVerbs.all) -> [String] {
+      verbs.filter(\.inScenarios).map(\.name).filter {
+        models(AppAction.Step(verb: $0, argument: nil), verbs: verbs)
       }
-      if case .openURL = step { return false }
-      return true
     }
   }
 
@@ -393,9 +374,31 @@ public struct AppAction: Sendable, Equatable {
     /// An incoming app URL (that Onion Browser version's URL schemes; onion-browser-N only).
     case openURL(url: String)
     case torCrash
+    /// A registered verb (``ActionVerbs``) the model does not act on: handed to the app
+    /// driver as written, with its argument.
+    case other(verb: String, argument: ActionValue?)
 
-    /// The verb as written in scenario files: the app driver's action name (a test in
-    /// ScenariosTests holds the two equal), or tor-crash.
+    /// The step a scenario file's verb and argument (read by the verb's
+    /// ``ActionVerb/scenarioArgument``) say.
+    public init(verb: String, argument: ActionValue?) {
+      switch (verb, argument) {
+      case ("start", _): self = .start
+      case ("foreground", _): self = .foreground
+      case ("background", _): self = .background
+      case ("set-preference", .bool(let enabled)?): self = .setPreference(enabled: enabled)
+      case ("revoke-activation", _): self = .revokeActivation
+      case ("grant-activation", _): self = .grantActivation
+      case ("path-change", _): self = .pathChange
+      case ("add-relay", .text(let url)?): self = .addRelay(url: url)
+      case ("send-message", .text(let text)?): self = .sendMessage(text: text)
+      case ("refresh-directory", _): self = .refreshDirectory
+      case ("open-url", .text(let url)?): self = .openURL(url: url)
+      case ("tor-crash", _): self = .torCrash
+      default: self = .other(verb: verb, argument: argument)
+      }
+    }
+
+    /// The verb as written in scenario files (``ActionVerbs/all``).
     public var verb: String {
       switch self {
       case .start: return "start"
@@ -410,14 +413,24 @@ public struct AppAction: Sendable, Equatable {
       case .refreshDirectory: return "refresh-directory"
       case .openURL: return "open-url"
       case .torCrash: return "tor-crash"
+      case .other(let verb, _): return verb
       }
     }
 
-    public static let verbs = [
-      "start", "foreground", "background", "set-preference", "revoke-activation",
-      "grant-activation", "path-change", "add-relay", "send-message", "refresh-directory",
-      "open-url", "tor-crash",
-    ]
+    /// The argument as the scenario file wrote it, nil for none.
+    public var argument: ActionValue? {
+      switch self {
+      case .setPreference(let enabled): return .bool(enabled)
+      case .addRelay(let text), .sendMessage(let text), .openURL(let text): return .text(text)
+      case .other(_, let argument): return argument
+      case .start, .foreground, .background, .revokeActivation, .grantActivation, .pathChange,
+        .refreshDirectory, .torCrash:
+        return nil
+      }
+    }
+
+    /// The verbs scenario files may write, in ``ActionVerbs/all``'s order.
+    public static var verbs: [String] { ActionVerbs.scenarioNames() }
   }
 
   public var at: Double

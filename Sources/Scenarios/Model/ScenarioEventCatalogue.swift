@@ -1,86 +1,56 @@
 /// Every event name a scenario pattern may use, with the field keys the event can carry: what
 /// ``ScenarioEvent/init(_:)`` makes of the app driver's lines (SystemUnderTest.AppEvent), plus
-/// the harness's own events (``ScenarioEventName/torCrashed``, ``ScenarioEventName/censorChanged``).
+/// the harness's own events (``ScenarioEventKind/torCrashed``, ``ScenarioEventKind/censorChanged``).
 /// A pattern naming anything else can never match, so the parser rejects it with a "did you
 /// mean" (a misspelt `no-event` would otherwise be trivially met). Scenarios/README.md lists
 /// the same table; a test keeps the two in step.
 public enum ScenarioEventCatalogue {
-  /// Field keys of events normalised from the driver's `request` lines.
-  static let requestFields = ["url", "via", "transport", "phase", "status", "error", "source"]
-  static let relayFields = [
-    "relay", "phase", "kind", "target", "error", "via", "delay", "attempt",
-  ]
-  static let messageFields = ["phase", "id", "kind", "relay", "reason", "sub"]
-  static let directoryFields = [
-    "phase", "source", "count", "delay", "reason", "url", "attempt",
-  ]
-  static let torFields = [
-    "phase", "progress", "tag", "summary", "reason", "count", "command", "detail",
-  ]
-
-  /// Name to field keys, in the order the guide lists them.
-  public static let events: [(name: String, fields: [String])] =
+  /// Every event, in the order the guide lists them; the named ones are in
+  /// ``ScenarioEventKind``'s statics, the rest declared here once.
+  public static let all: [ScenarioEventKind] =
     [
-      (ScenarioEventName.torWillStart, []),
-      (ScenarioEventName.torDidBecomeReady, []),
-      (ScenarioEventName.torWillRestart, []),
-      (ScenarioEventName.torBootstrapDidStall, []),
-      (ScenarioEventName.torUserPreferenceChanged, ["enabled"]),
-      ("geoRelayDirectoryDidRefresh", []),
-      (ScenarioEventName.readyChanged, ["isReady"]),
-      (ScenarioEventName.proxyMode, ["useTor"]),
-      (ScenarioEventName.socketOpened, ["endpoint", "transport", "target", "purpose"]),
-      (ScenarioEventName.requestSent, requestFields),
-      (ScenarioEventName.requestFailed, Array(Set(requestFields + relayFields)).sorted()),
-      ("request-done", requestFields),
-      ("request-finished", requestFields),
-      ("request-held", requestFields),
-      ("request-confirm", requestFields),
-      ("request-ignored", requestFields),
-      ("request-pending", requestFields),
-      ("request-cancelled", requestFields),
-      ("request-callback", requestFields),
-      (ScenarioEventName.requestQueued, Array(Set(relayFields + messageFields)).sorted()),
-      (ScenarioEventName.relayAdded, ["relay", "phase", "kind", "target", "url"]),
-      (
-        ScenarioEventName.relayRejected,
-        ["relay", "phase", "kind", "target", "url", "reason", "error"]
-      ),
-      ("relay-connecting", relayFields),
-      ("relay-connected", relayFields),
-      ("relay-disconnected", relayFields),
-      ("relay-dropped", relayFields),
-      ("relay-backoff", relayFields),
-      ("relay-eose-released", relayFields),
-      ("message-sent", messageFields),
-      ("message-failed", messageFields),
-      ("message-dropped", messageFields),
-      ("message-received", messageFields),
-      ("message-accepted", messageFields),
-      ("message-rejected", messageFields),
-      (ScenarioEventName.directoryLoaded, directoryFields),
-      ("directory-fetch", directoryFields),
-      ("directory-skipped", directoryFields),
-      ("directory-refreshed", directoryFields),
-      ("directory-rejected", directoryFields),
-      ("directory-retry", directoryFields),
-      ("tor-bootstrap", torFields),
-      ("tor-problem", torFields),
-      ("tor-command", torFields),
-      ("tor-reply-timeout", torFields),
-      ("tor-process", torFields),
-      ("tor-exit", torFields),
-      ("tor-socks", torFields),
-      ("tor-ready", torFields),
-      ("tor-failed", torFields),
-      ("action", ["action", "argument"]),
-      ("error", ["message"]),
-      (ScenarioEventName.torCrashed, ["by"]),
-      (ScenarioEventName.censorChanged, ["rules", "active"]),
-    ] + stateEvents.map { ($0, stateFields($0)) }
+      .torWillStart, .torDidBecomeReady, .torWillRestart, .torBootstrapDidStall,
+      .torUserPreferenceChanged,
+      ScenarioEventKind("geoRelayDirectoryDidRefresh", source: .appNotification),
+      .readyChanged, ScenarioEventKind.proxyMode, .socketOpened, .requestSent, .requestFailed,
+      ScenarioEventKind("request-done", ScenarioEventKind.requestFields, emittedBy: .all),
+      ScenarioEventKind("request-finished", ScenarioEventKind.requestFields),
+    ]
+    + ["held", "confirm", "ignored", "pending", "cancelled", "callback"].map {
+      ScenarioEventKind("request-\($0)", ScenarioEventKind.requestFields, emittedBy: .onionBrowser)
+    }
+    + [.requestQueued, .relayAdded, .relayRejected]
+    + ["connecting", "connected", "disconnected", "dropped", "backoff", "eose-released"].map {
+      ScenarioEventKind("relay-\($0)", ScenarioEventKind.relayFields)
+    }
+    + ["sent", "failed", "dropped", "received", "accepted", "rejected"].map {
+      ScenarioEventKind("message-\($0)", ScenarioEventKind.messageFields)
+    }
+    + [.directoryLoaded]
+    + ["fetch", "skipped", "refreshed", "rejected", "retry"].map {
+      ScenarioEventKind("directory-\($0)", ScenarioEventKind.directoryFields)
+    }
+    + [
+      "bootstrap", "problem", "command", "reply-timeout", "process", "exit", "socks", "ready",
+      "failed",
+    ].map {
+      ScenarioEventKind(
+        "tor-\($0)", ScenarioEventKind.torFields, emittedBy: $0 == "exit" ? .onionBrowser : .all)
+    }
+    + [
+      ScenarioEventKind("action", ["action", "argument"], emittedBy: .all),
+      ScenarioEventKind("error", ["message"], emittedBy: .all),
+      .torCrashed, .censorChanged,
+    ]
+    + stateEvents.map { name in
+      ScenarioEventKind(
+        name, ["value"],
+        emittedBy: ["tor.start", "app.profile"].contains(name)
+          ? .all : ["tor.state", "app.exited"].contains(name) ? .onionBrowser : .bitchat)
+    }
 
   /// The driver's `state` lines other than isReady and proxyMode: `component.field`, with
-  /// the new value in `value`.
+  /// the new value in `value` (``ScenarioEvent/init(_:)`` keeps only that).
   public static let stateEvents = [
     "tor.isStarting", "tor.socksReady", "tor.allowAutoStart", "tor.bootstrapDidStall",
     "tor.bootstrapProgress", "tor.bootstrapSummary", "tor.isAppForeground", "tor.lastError",
@@ -89,52 +59,44 @@ public enum ScenarioEventCatalogue {
     "activation.reachable", "app.profile", "tor.state", "app.exited",
   ]
 
-  /// A state line keeps only its new value (``ScenarioEvent/init(_:)``).
-  static func stateFields(_ name: String) -> [String] { ["value"] }
+  /// Name to field keys, in the guide's order.
+  public static var events: [(name: String, fields: [String])] { all.map { ($0.name, $0.fields) } }
 
-  public static let names = events.map(\.name)
+  public static var names: [String] { all.map(\.name) }
 
-  /// The field keys `name` can carry, nil for an unknown name.
-  public static func fields(of name: String) -> [String]? {
-    events.first { $0.name == name }?.fields
+  /// TorManager's and NetworkActivationService's notifications: what the `notification` and
+  /// `no-notification` expectations name.
+  public static var torNotificationNames: [String] {
+    all.filter { $0.source == .torNotification }.map(\.name)
   }
 
-  /// The events the onion-browser profile emits: its URL schemes' requests, tor through the
-  /// control port, its own state; none of bitchat's notifications, relays or messages.
-  public static let onionBrowserEvents = [
-    "action", "error", "app.profile", "ready-changed", "tor.start", "request-sent",
-    "request-done", "request-failed", "request-held", "request-confirm", "request-ignored",
-    "request-pending", "request-cancelled", "request-callback", "tor.state", "tor-exit",
-    "tor-socks", "tor-ready", "tor-failed", "app.exited", "socket-opened", "tor-bootstrap",
-    "tor-problem", "tor-command",
-    "tor-reply-timeout",
-    "tor-process", ScenarioEventName.torCrashed, ScenarioEventName.censorChanged,
-  ]
-  /// Onion Browser's alone: the bitchat-model profiles never emit these.
-  static let onionBrowserOnly = [
-    "request-held", "request-confirm", "request-ignored", "request-pending", "request-cancelled",
-    "request-callback", "tor.state", "tor-exit", "app.exited",
-  ]
-
-  /// The event names `profile` can emit.
-  public static func names(for profile: AppPlan.Profile) -> [String] {
-    profile.isOnionBrowser
-      ? onionBrowserEvents : names.filter { !onionBrowserOnly.contains($0) }
+  /// The field keys `name` can carry in `kinds`, nil for an unknown name.
+  public static func fields(of name: String, in kinds: [ScenarioEventKind] = all) -> [String]? {
+    kinds.first { $0.name == name }?.fields
   }
 
-  /// Why `pattern` can never match for `profile` (any profile when nil), or nil when every
-  /// name and key is known.
-  public static func problem(in pattern: EventPattern, profile: AppPlan.Profile? = nil)
-    -> String?
+  /// The event names `profile` can emit, in the guide's order.
+  public static func names(for profile: AppPlan.Profile, in kinds: [ScenarioEventKind] = all)
+    -> [String]
   {
+    kinds.filter { $0.emittedBy.contains(profile.isOnionBrowser ? .onionBrowser : .bitchat) }
+      .map(\.name)
+  }
+
+  /// Why `pattern` can never match for `profile` (any profile when nil) among `kinds` (the
+  /// catalogue unless a test says), or nil when every name and key is known.
+  public static func problem(
+    in pattern: EventPattern, profile: AppPlan.Profile? = nil, kinds: [ScenarioEventKind] = all
+  ) -> String? {
     guard !pattern.name.isEmpty else { return "an empty event pattern" }
-    if let profile, fields(of: pattern.name) != nil,
-      !names(for: profile).contains(pattern.name)
+    let names = kinds.map(\.name)
+    if let profile, fields(of: pattern.name, in: kinds) != nil,
+      !Self.names(for: profile, in: kinds).contains(pattern.name)
     {
       return "the \(profile.rawValue) profile never emits \"\(pattern.name)\" (its events: "
-        + names(for: profile).joined(separator: ", ") + ")"
+        + Self.names(for: profile, in: kinds).joined(separator: ", ") + ")"
     }
-    guard let fields = fields(of: pattern.name) else {
+    guard let fields = fields(of: pattern.name, in: kinds) else {
       return "unknown event \"\(pattern.name)\""
         + NameSuggestion.hint(for: pattern.name, in: names)
         + " (Scenarios/README.md lists every event)"
@@ -148,9 +110,11 @@ public enum ScenarioEventCatalogue {
   }
 
   /// The guide's event table (Scenarios/README.md carries it verbatim; a test compares).
-  public static var guideTable: String {
+  public static var guideTable: String { guideTable(of: all) }
+
+  public static func guideTable(of kinds: [ScenarioEventKind]) -> String {
     var lines = ["| event | fields |", "|---|---|"]
-    for event in events {
+    for event in kinds {
       let fields = event.fields.map { "`\($0)`" }.joined(separator: ", ")
       lines.append("| `\(event.name)` | \(fields.isEmpty ? "none" : fields) |")
     }

@@ -1,4 +1,5 @@
 import Audit
+import Vocabulary
 
 /// Everything one run of a scenario produced, as the judge and the reports read it. The runner
 /// fills it from the sandbox, the app's JSON events, the mock's bootstrap timeline and the
@@ -48,9 +49,9 @@ extension ScenarioOutcome {
   public var harnessLines: [String] {
     events.compactMap { event in
       switch event.name {
-      case ScenarioEventName.torCrashed:
+      case ScenarioEventKind.torCrashed.name:
         return "\(ExpectationJudge.seconds(event.time)): Tor crashed (\(event.fields["by"] ?? "?"))"
-      case ScenarioEventName.censorChanged:
+      case ScenarioEventKind.censorChanged.name:
         return
           "\(ExpectationJudge.seconds(event.time)): censor now: \(event.fields["active"] ?? "?")"
       default: return nil
@@ -59,7 +60,7 @@ extension ScenarioOutcome {
   }
 }
 
-/// One event the app emitted (`failclosed app` JSON line). Names in ``ScenarioEventName``.
+/// One event the app emitted (`failclosed app` JSON line). Names in ``ScenarioEventCatalogue``.
 public struct ScenarioEvent: Sendable, Equatable {
   public var time: Double
   public var name: String
@@ -73,37 +74,93 @@ public struct ScenarioEvent: Sendable, Equatable {
   }
 }
 
-/// The normalised event names the judge and scenario files use. The notifications keep
-/// bitchat's names; ``ScenarioEvent/init(_:)`` maps the app driver's events onto these.
-public enum ScenarioEventName {
-  public static let torWillStart = "TorWillStart"
-  public static let torDidBecomeReady = "TorDidBecomeReady"
-  public static let torWillRestart = "TorWillRestart"
-  public static let torBootstrapDidStall = "TorBootstrapDidStall"
-  public static let torUserPreferenceChanged = "TorUserPreferenceChanged"  // enabled=true|false
+/// One event name scenario files and the judge use, whole: its name, the field keys it can
+/// carry, where it comes from and which apps emit it. Listed once, in
+/// ``ScenarioEventCatalogue/all``; the names code refers to are the statics below. The
+/// notifications keep bitchat's names; ``ScenarioEvent/init(_:)`` (Lanes) maps the app
+/// driver's lines onto these.
+public struct ScenarioEventKind: Sendable, Hashable {
+  public enum Source: Sendable, Hashable {
+    /// Posted by TorManager or NetworkActivationService: the `notification` expectations name
+    /// these.
+    case torNotification
+    /// Another notification of the app's.
+    case appNotification
+    /// A line of the app driver's output (state, socket, request, relay ...).
+    case driver
+    /// The harness's own doing (the mock killed, the censor changed).
+    case harness
+  }
+
+  public let name: String
+  public let fields: [String]
+  public let source: Source
+  public let emittedBy: AppFamilies
+
+  public init(
+    _ name: String, _ fields: [String] = [], source: Source = .driver,
+    emittedBy: AppFamilies = .bitchat
+  ) {
+    self.name = name
+    self.fields = fields
+    self.source = source
+    self.emittedBy = emittedBy
+  }
+
+  /// Field keys of events normalised from the driver's `request` lines.
+  public static let requestFields = [
+    "url", "via", "transport", "phase", "status", "error", "source",
+  ]
+  public static let relayFields = [
+    "relay", "phase", "kind", "target", "error", "via", "delay", "attempt",
+  ]
+  public static let messageFields = ["phase", "id", "kind", "relay", "reason", "sub"]
+  public static let directoryFields = [
+    "phase", "source", "count", "delay", "reason", "url", "attempt",
+  ]
+  public static let torFields = [
+    "phase", "progress", "tag", "summary", "reason", "count", "command", "detail",
+  ]
+
+  public static let torWillStart = ScenarioEventKind("TorWillStart", source: .torNotification)
+  public static let torDidBecomeReady = ScenarioEventKind(
+    "TorDidBecomeReady", source: .torNotification)
+  public static let torWillRestart = ScenarioEventKind("TorWillRestart", source: .torNotification)
+  public static let torBootstrapDidStall = ScenarioEventKind(
+    "TorBootstrapDidStall", source: .torNotification)
+  /// enabled=true|false.
+  public static let torUserPreferenceChanged = ScenarioEventKind(
+    "TorUserPreferenceChanged", ["enabled"], source: .torNotification)
   /// TorManager.isReady changed: isReady=true|false.
-  public static let readyChanged = "ready-changed"
+  public static let readyChanged = ScenarioEventKind("ready-changed", ["isReady"], emittedBy: .all)
   /// TorURLSession's proxy mode: useTor=true|false.
-  public static let proxyMode = "proxy-mode"
-  /// A message or relay connect parked until Tor is ready: kind=message|relay, target.
-  public static let requestQueued = "request-queued"
-  /// A request started on a transport: transport=tor|direct|naive, url.
-  public static let requestSent = "request-sent"
-  /// A request or relay connect that failed: kind, target, error.
-  public static let requestFailed = "request-failed"
+  public static let proxyMode = ScenarioEventKind("proxy-mode", ["useTor"])
   /// A socket the app opened: endpoint, transport=tor|direct|naive|probe|control, purpose.
-  public static let socketOpened = "socket-opened"
+  public static let socketOpened = ScenarioEventKind(
+    "socket-opened", ["endpoint", "transport", "target", "purpose"], emittedBy: .all)
+  /// A request started on a transport: transport=tor|direct|naive, url.
+  public static let requestSent = ScenarioEventKind(
+    "request-sent", requestFields, emittedBy: .all)
+  /// A request or relay connect that failed: kind, target, error.
+  public static let requestFailed = ScenarioEventKind(
+    "request-failed", Array(Set(requestFields + relayFields)).sorted(), emittedBy: .all)
+  /// A message or relay connect parked until Tor is ready: kind=message|relay, target.
+  public static let requestQueued = ScenarioEventKind(
+    "request-queued", Array(Set(relayFields + messageFields)).sorted())
   /// Relay settings: relay-added url; relay-rejected url, reason=malformed|alreadyPresent|limitReached.
-  public static let relayAdded = "relay-added"
-  public static let relayRejected = "relay-rejected"
-  /// GeoRelayDirectory loaded its list: source=cache|bundle|remote. Other phases are
-  /// directory-fetch, directory-skipped, directory-refreshed, directory-rejected, directory-retry.
-  public static let directoryLoaded = "directory-loaded"
+  public static let relayAdded = ScenarioEventKind(
+    "relay-added", ["relay", "phase", "kind", "target", "url"])
+  public static let relayRejected = ScenarioEventKind(
+    "relay-rejected", ["relay", "phase", "kind", "target", "url", "reason", "error"])
+  /// GeoRelayDirectory loaded its list: source=cache|bundle|remote.
+  public static let directoryLoaded = ScenarioEventKind("directory-loaded", directoryFields)
   /// The harness killed the mock Tor (a `crash:S` plan, `crashAt`, a `tor-crash` action):
   /// by=plan|action.
-  public static let torCrashed = "tor-crashed"
+  public static let torCrashed = ScenarioEventKind(
+    "tor-crashed", ["by"], source: .harness, emittedBy: .all)
   /// The censor's rules changed (a rule's `from` or `until`): rules=N in force.
-  public static let censorChanged = "censor-changed"
+  public static let censorChanged = ScenarioEventKind(
+    "censor-changed", ["rules", "active"], source: .harness, emittedBy: .all)
 }
 
 /// The bootstrap state at a moment, as TorManager read it.

@@ -23,7 +23,7 @@ enum PlanCensorAgreement {
   static func guardBlocks(_ network: NetworkPlan) -> [GuardBlock] {
     let guardPort = mockGuardPort
     return network.censor.enumerated().compactMap { index, rule in
-      guard ["tor-guards", "world", "any"].contains(rule.target),
+      guard [.torGuards, .world, .any].contains(rule.target),
         rule.transport == nil || rule.transport == .tcp,
         rule.port == nil || rule.port == guardPort,
         (rule.from ?? 0) <= 0

@@ -1,5 +1,6 @@
 import Audit
 import TorControl
+import Vocabulary
 
 /// Turns a scenario file's text into a ``Scenario``, or an error naming the file, the field's
 /// JSON path and what was expected. Accepts exactly what Scenarios/scenario.schema.json
@@ -18,10 +19,8 @@ public enum ScenarioParser {
     public static let host = "^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$"
   }
 
-  public static let notificationNames = [
-    "TorWillStart", "TorDidBecomeReady", "TorWillRestart", "TorBootstrapDidStall",
-    "TorUserPreferenceChanged",
-  ]
+  /// The names the notification expectations accept (the catalogue's Tor notifications).
+  public static var notificationNames: [String] { ScenarioEventCatalogue.torNotificationNames }
 
   /// tor's reasons for a bootstrap problem (control-spec: REASON of a BOOTSTRAP warning, the
   /// OR connection's end reasons).
@@ -34,10 +33,11 @@ public enum ScenarioParser {
   /// a port list of all 65,535 ports is about 450 KB), so a huge file is a clear error, not a hang.
   public static let maximumFileBytes = 1 << 20
 
-  /// `name` defaults to the file name without directory and `.json`.
-  public static func parse(_ text: String, file: String, name: String? = nil)
-    throws(ScenarioError) -> Scenario
-  {
+  /// `name` defaults to the file name without directory and `.json`; `verbs` are the action
+  /// verbs steps may use (``ActionVerbs/all`` unless a test says).
+  public static func parse(
+    _ text: String, file: String, name: String? = nil, verbs: [ActionVerb] = ActionVerbs.all
+  ) throws(ScenarioError) -> Scenario {
     let root: JSONValue
     let size = text.utf8.count
     guard size <= maximumFileBytes else {
@@ -96,7 +96,7 @@ public enum ScenarioParser {
     guard let appReader = try doc.object("app") else {
       throw doc.fail(nil, "missing \"app\": expected an object (profile, actions)")
     }
-    let app = try parseApp(appReader, duration: duration, lane: lane)
+    let app = try parseApp(appReader, duration: duration, lane: lane, verbs: verbs)
     let networkReader = try doc.object("network")
     let network = try networkReader.map { r throws(ScenarioError) in
       try parseNetwork(r, lane: lane, duration: duration, hosts: knownHosts(app))
@@ -296,43 +296,37 @@ public enum ScenarioParser {
     try r.rejectUnknown(allowing: [
       "action", "to", "port", "protocol", "longerThan", "from", "until", "note", "measured",
     ])
-    let action = CensorPlanRule.Action(
-      rawValue: try r.oneOf("action", CensorPlanRule.Action.allCases.map(\.rawValue))!)!
-    let target = try r.string(
+    let action = CensorAction(
+      rawValue: try r.oneOf("action", CensorAction.scenarioRules.map(\.rawValue))!)!
+    let written = try r.string(
       "to", matching: Pattern.host,
       lane == .mock
         ? "a target: tor-guards, dns-resolver, world, any, or a host name the world serves"
         : "a target: tor-relays, tor-bridge, one node (testnet-auth1-orport ...), dns-resolver, "
           + "world, any, or a host name the world serves")!
-    if lane == .mock, CensorPlanRule.realOnlyTargets.contains(target) {
+    let target = CensorTarget(written)
+    if lane == .mock, !target.exists(on: .mock) {
       throw r.fail(
         "to",
         "\"\(target)\" is a real-Tor lane target: not allowed in a mock-lane scenario "
           + "(the mock's guard is \"tor-guards\")")
     }
-    if lane == .realTor, CensorPlanRule.mockOnlyTargets.contains(target) {
+    if lane == .realTor, !target.exists(on: .realTor) {
       throw r.fail(
         "to",
         "\"\(target)\" is the mock's guard: on the real-Tor lane use \"tor-relays\" or "
           + "\"tor-bridge\"")
     }
-    let symbolic = CensorPlanRule.symbolicTargets.filter {
-      lane == .mock
-        ? !CensorPlanRule.realOnlyTargets.contains($0)
-        : !CensorPlanRule.mockOnlyTargets.contains($0)
-    }
-    let nodes = lane == .realTor ? RealTorTargetClass.allNodes : []
-    if !CensorPlanRule.symbolicTargets.contains(target), !hosts.contains(target),
-      !nodes.contains(target)
-    {
+    let known = CensorTarget.names(on: lane)
+    if case .host(let name) = target, !hosts.contains(name) {
       let what =
-        target.allSatisfy({ $0.isNumber || $0 == "." })
+        name.allSatisfy({ $0.isNumber || $0 == "." })
         ? "an address: targets are names, not addresses" : "not a target of this sandbox"
       throw r.fail(
         "to",
-        "\"\(target)\" is \(what)"
-          + NameSuggestion.hint(for: target, in: symbolic + nodes + hosts)
-          + " (targets: " + (symbolic + nodes).joined(separator: ", ")
+        "\"\(name)\" is \(what)"
+          + NameSuggestion.hint(for: name, in: known + hosts)
+          + " (targets: " + known.joined(separator: ", ")
           + "; host names the app asks for: " + hosts.joined(separator: ", ") + ")")
     }
     let transport = try r.oneOf(
@@ -358,15 +352,16 @@ public enum ScenarioParser {
       action: action, target: target, port: port, transport: transport, longerThan: longerThan,
       from: from, until: until)
     rule.measured = try r.string("measured", required: false)
-    if [.resetAfterHandshake, .closeAfterConnect].contains(action), let transport, transport != .tcp
-    {
+    if action.isTCPOnly, action != .reset, let transport, transport != .tcp {
       throw r.fail(
         "protocol", "\"\(action.rawValue)\" needs \"tcp\", got \"\(transport.rawValue)\"")
     }
     return rule
   }
 
-  private static func parseApp(_ r: FieldReader, duration: Double, lane: Lane)
+  private static func parseApp(
+    _ r: FieldReader, duration: Double, lane: Lane, verbs: [ActionVerb]
+  )
     throws(ScenarioError) -> AppPlan
   {
     try r.rejectUnknown(allowing: [
@@ -389,13 +384,13 @@ public enum ScenarioParser {
     let actions = try r.array("actions", required: true, minCount: 1, "actions")!.map {
       e throws(ScenarioError) in
       let reader = try FieldReader(e.value, file: r.file, path: e.path)
-      let action = try parseAction(reader, duration: duration, lane: lane)
-      guard profile.models(action.step) else {
+      let action = try parseAction(reader, duration: duration, lane: lane, verbs: verbs)
+      guard profile.models(action.step, verbs: verbs) else {
         throw reader.fail(
           "do",
           profile.isOnionBrowser
             ? "\"\(action.step.verb)\" is not modelled for the \(profile.rawValue) profile "
-              + "(start, open-url, path-change, background, foreground)"
+              + "(its verbs: " + profile.modelledVerbs(in: verbs).joined(separator: ", ") + ")"
             : "\"\(action.step.verb)\" needs an onion-browser profile")
       }
       return action
@@ -411,47 +406,42 @@ public enum ScenarioParser {
       .map(\.element))
   }
 
-  private static func parseAction(_ r: FieldReader, duration: Double, lane: Lane)
-    throws(ScenarioError) -> AppAction
-  {
+  /// One step, read by its verb's entry in `verbs`: the field it carries and the values it
+  /// takes come from there, so a verb is read here by being listed.
+  private static func parseAction(
+    _ r: FieldReader, duration: Double, lane: Lane, verbs: [ActionVerb]
+  ) throws(ScenarioError) -> AppAction {
     if r.value("do") == nil, r.value("action") != nil {
       throw r.fail(
         "action",
         "scenario files spell it \"do\" (\"action\" is the app driver's name, docs/app-driver.md)")
     }
-    let verb = try r.oneOf("do", AppAction.Step.verbs)!
-    if lane == .realTor, verb == "tor-crash" {
+    let name = try r.oneOf("do", ActionVerbs.scenarioNames(in: verbs))!
+    let verb = ActionVerbs.verb(named: name, in: verbs)!
+    if lane == .realTor, verb.performer == .mockTor {
       throw r.fail(
-        "do", "\"tor-crash\" kills the mock: a mock-lane action, not allowed in a real-tor scenario"
+        "do", "\"\(name)\" kills the mock: a mock-lane action, not allowed in a real-tor scenario"
       )
     }
-    var allowed = ["at", "do", "note"]
-    switch verb {
-    case "set-preference": allowed.append("enabled")
-    case "add-relay", "open-url": allowed.append("url")
-    case "send-message": allowed.append("text")
-    default: break
-    }
-    try r.rejectUnknown(allowing: allowed, otherSpellings: ["value": "enabled", "action": "do"])
+    let field = verb.scenarioArgument?.field
+    try r.rejectUnknown(
+      allowing: ["at", "do", "note"] + (field.map { [$0] } ?? []),
+      otherSpellings: ["value": "enabled", "action": "do"])
     let at = try r.seconds("at", required: true)!
     if at > duration { throw r.fail("at", afterEnd(at, duration)) }
     _ = try r.string("note", required: false)
-    let step: AppAction.Step
-    switch verb {
-    case "start": step = .start
-    case "foreground": step = .foreground
-    case "background": step = .background
-    case "set-preference": step = .setPreference(enabled: try r.bool("enabled", required: true)!)
-    case "revoke-activation": step = .revokeActivation
-    case "grant-activation": step = .grantActivation
-    case "path-change": step = .pathChange
-    case "add-relay": step = .addRelay(url: try r.string("url")!)
-    case "send-message": step = .sendMessage(text: try r.string("text", required: false) ?? "hello")
-    case "refresh-directory": step = .refreshDirectory
-    case "open-url": step = .openURL(url: try r.string("url")!)
-    default: step = .torCrash
+    var argument: ActionValue?
+    if let spec = verb.scenarioArgument {
+      switch spec.values {
+      case .bool: argument = try r.bool(spec.field, required: true).map(ActionValue.bool)
+      case .text(let fallback):
+        argument = .text(try r.string(spec.field, required: fallback == nil) ?? fallback!)
+      case .choice(let words, let fallback):
+        argument = .text(try r.oneOf(spec.field, words, required: fallback == nil) ?? fallback!)
+      case .seconds: argument = try r.seconds(spec.field, required: true).map(ActionValue.seconds)
+      }
     }
-    return AppAction(at: at, step: step)
+    return AppAction(at: at, step: AppAction.Step(verb: name, argument: argument))
   }
 
   static func parseExpectation(

@@ -20,7 +20,7 @@ extension ScenarioExpectation {
     public func judge(_ facts: ExpectationFacts) -> ExpectationCheck {
       guard
         let last = facts.events.last(where: {
-          $0.name == ScenarioEventName.proxyMode && $0.time <= at
+          $0.name == ScenarioEventKind.proxyMode.name && $0.time <= at
         })
       else { return (.failed, "no proxy mode was set by \(facts.seconds(at))") }
       let actual: Transport = last.fields["useTor"] == "true" ? .tor : .direct

@@ -23,11 +23,11 @@ extension ScenarioExpectation {
     public func judge(_ facts: ExpectationFacts) -> ExpectationCheck {
       let sent = facts.events.filter {
         $0.fields["transport"] == transport.rawValue
-          && ($0.name == ScenarioEventName.requestSent
-            || ($0.name == ScenarioEventName.socketOpened && $0.fields["purpose"] == "relay"))
+          && ($0.name == ScenarioEventKind.requestSent.name
+            || ($0.name == ScenarioEventKind.socketOpened.name && $0.fields["purpose"] == "relay"))
       }
       func what(_ event: ScenarioEvent) -> String {
-        event.name == ScenarioEventName.requestSent
+        event.name == ScenarioEventKind.requestSent.name
           ? "HTTP request \(event.fields["url"] ?? "")"
           : "relay connection to \(event.fields["target"] ?? "")"
       }

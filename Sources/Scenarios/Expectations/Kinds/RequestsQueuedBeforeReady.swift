@@ -15,13 +15,13 @@ extension ScenarioExpectation {
       var queued = 0
       for event in facts.events {
         switch event.name {
-        case ScenarioEventName.torDidBecomeReady: ready = true
-        case ScenarioEventName.readyChanged: ready = event.fields["isReady"] == "true"
-        case ScenarioEventName.torUserPreferenceChanged:
+        case ScenarioEventKind.torDidBecomeReady.name: ready = true
+        case ScenarioEventKind.readyChanged.name: ready = event.fields["isReady"] == "true"
+        case ScenarioEventKind.torUserPreferenceChanged.name:
           preferenceOn = event.fields["enabled"] != "false"
         // Onion Browser's held URL is queued too: it waits for Tor as a message does.
-        case ScenarioEventName.requestQueued, "request-held": queued += 1
-        case ScenarioEventName.requestSent, ScenarioEventName.socketOpened:
+        case ScenarioEventKind.requestQueued.name, "request-held": queued += 1
+        case ScenarioEventKind.requestSent.name, ScenarioEventKind.socketOpened.name:
           // The SOCKS probe and the control port are how the app learns readiness: not requests.
           let transport = event.fields["transport"] ?? ""
           if transport == "probe" || transport == "control" { break }
@@ -31,7 +31,7 @@ extension ScenarioExpectation {
               event.fields["endpoint"],
             ].compactMap { $0 }.joined(separator: " ")
             let verb =
-              event.name == ScenarioEventName.socketOpened ? "socket opened" : "request sent"
+              event.name == ScenarioEventKind.socketOpened.name ? "socket opened" : "request sent"
             return (
               .failed,
               "\(verb) at \(facts.seconds(event.time))\(what.isEmpty ? "" : " (\(what))") "

@@ -1,0 +1,34 @@
+import Scenarios
+
+/// The mock lane's scheduler: scenarios `jobs` at a time through one ``ScenarioRunner``.
+public enum MockLaneBatch {
+  /// Runs `scenarios`, telling `onResult` of each as it finishes (on the finishing task);
+  /// the results come back in the given order.
+  public static func run(
+    _ scenarios: [Scenario], runner: ScenarioRunner, jobs: Int,
+    onResult: @escaping @Sendable (ScenarioResult) -> Void = { _ in }
+  ) async -> [ScenarioResult] {
+    let count = scenarios.count
+    return await withTaskGroup(of: (Int, ScenarioResult).self) { group in
+      var next = 0
+      var results: [ScenarioResult?] = Array(repeating: nil, count: count)
+      func launch() {
+        guard next < count else { return }
+        let index = next
+        let scenario = scenarios[index]
+        next += 1
+        group.addTask {
+          let result = ScenarioResult(scenario: scenario, outcome: await runner.run(scenario))
+          onResult(result)
+          return (index, result)
+        }
+      }
+      for _ in 0..<min(jobs, count) { launch() }
+      for await (index, result) in group {
+        results[index] = result
+        launch()
+      }
+      return results.compactMap { $0 }
+    }
+  }
+}

@@ -1,0 +1,15 @@
+import Scenarios
+
+/// The project's model of each app (bitchat's rules, the hardened variant, the naive-port
+/// canary, Onion Browser's versions), on the run's clock. Files with the bitchat-source
+/// profile still run on bitchat's code when a checkout is there; without one they are left
+/// out with a note.
+public enum ModelSystem {
+  public static let entry = TestedSystem(
+    name: "model",
+    summary: "the project's model of each app (default)",
+    adopt: { $0 },
+    prepare: { scenarios, inputs in
+      BitchatSourceSystem.prepare(scenarios, inputs: inputs, substituting: false)
+    })
+}

@@ -1,0 +1,75 @@
+import Foundation
+import Lanes
+import Scenarios
+import Testing
+
+@testable import FailClosedCLI
+
+/// A system under test is one entry in Lanes' registry (TestedSystems): `--sut` looks it up
+/// there, and the plan the commands run comes from the entry. A trivial system added in a test
+/// is chosen by name and runs what it adopts; the registry's own two keep their rules.
+struct SystemUnderTestRegistryTests {
+  /// Onion Browser's profiles only, made ready with nothing.
+  static let onionOnly = TestedSystem(
+    name: "onion-only", summary: "a test's trivial system",
+    refusal: "is not an onion-browser scenario",
+    adopt: { $0.app.profile.isOnionBrowser ? $0 : nil },
+    prepare: { scenarios, _ in TestedSystemSetup(scenarios: scenarios) })
+
+  static func arguments(_ words: [String]) throws -> ParsedArguments {
+    try ArgumentParser.parse(words, options: LeakAuditCommand().options)
+  }
+
+  static func library() -> [Scenario] {
+    ScenarioLoader.load([RepositoryFiles.root + "/Scenarios"]).compactMap { try? $0.result.get() }
+  }
+
+  @Test func aSystemAddedToTheListIsChosenByNameAndRunsWhatItAdopts() throws {
+    let systems = TestedSystems.all + [Self.onionOnly]
+    let chosen = try SystemUnderTestOption.system(
+      Self.arguments(["--sut", "onion-only"]), in: systems)
+    #expect(chosen.name == "onion-only")
+    let library = Self.library()
+    let plan = TestedSystems.plan(
+      library, on: chosen, inputs: TestedSystemInputs(progress: { _ in }))
+    #expect(!plan.scenarios.isEmpty)
+    #expect(plan.scenarios.allSatisfy { $0.app.profile.isOnionBrowser })
+    #expect(plan.scenarios.count == library.filter { $0.app.profile.isOnionBrowser }.count)
+    #expect(plan.unavailable == nil && plan.bitchatSourceDriver == nil)
+  }
+
+  @Test func aNameNotInTheListIsAUsageErrorNamingTheSystems() throws {
+    #expect(throws: UsageError("--sut: expected model or bitchat-source, got 'onion-only'")) {
+      try SystemUnderTestOption.system(Self.arguments(["--sut", "onion-only"]))
+    }
+    #expect(
+      throws: UsageError(
+        "--bitchat-src /x runs bitchat's own code; it contradicts --sut model")
+    ) {
+      try SystemUnderTestOption.system(Self.arguments(["--sut", "model", "--bitchat-src", "/x"]))
+    }
+    #expect(
+      try SystemUnderTestOption.system(Self.arguments(["--bitchat-src", "/x"])).name
+        == "bitchat-source")
+    #expect(try SystemUnderTestOption.system(Self.arguments([])).name == "model")
+  }
+
+  /// bitchat-source adopts the bitchat scenarios bitchat's code can run (arti on the mock
+  /// lane, the real lane's), as bitchat-source files, and the naive-port canary on stock
+  /// Foundation; the model keeps every file as written.
+  @Test func theRegisteredSystemsAdoptByTheirOneRule() {
+    let library = Self.library()
+    let source = library.compactMap(BitchatSourceSystem.entry.adopt)
+    #expect(!source.isEmpty)
+    for scenario in source {
+      #expect([.bitchatSource, .naivePort].contains(scenario.app.profile), "\(scenario.name)")
+      #expect(
+        BitchatSourceSystem.transport(for: scenario, substituting: true) != nil, "\(scenario.name)")
+      if scenario.lane == .mock { #expect(scenario.tor.mock?.personality == .arti) }
+    }
+    #expect(!source.contains { $0.app.profile.isOnionBrowser || $0.app.profile == .hardened })
+    #expect(library.compactMap(ModelSystem.entry.adopt) == library)
+    #expect(
+      SystemUnderTestOption.spec.values == .words(["model", "bitchat-source"]))
+  }
+}
