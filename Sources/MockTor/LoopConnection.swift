@@ -200,7 +200,7 @@ struct LoopConnection: ~Copyable {
   /// The outcome of a stream the mock ends (stop, crash).
   var closedByMock: StreamOutcome {
     StreamOutcome(
-      result: "closed by mock", reply: phase == .relaying ? .succeeded : nil,
+      result: .closedByMock, reply: phase == .relaying ? .succeeded : nil,
       targetAddress: phase == .relaying ? target : nil)
   }
 
@@ -211,7 +211,7 @@ struct LoopConnection: ~Copyable {
     case .connecting:
       return realNow > connectDeadline ? connectFailed(ETIMEDOUT) : nil
     case .relaying:
-      return planNow - lastActivity > idleLimit ? ended("idle timeout") : nil
+      return planNow - lastActivity > idleLimit ? ended(.idleTimeout) : nil
     }
   }
 
@@ -223,7 +223,7 @@ struct LoopConnection: ~Copyable {
     let reply = StreamAnswers.connectFailureReply(code, personality)
     _ = PendingBytes.sendNow(clientFD, request.reply(reply))
     return StreamOutcome(
-      result: "connect failed: \(SystemError("connect", code: code).symbol)", reply: reply,
+      result: .connectFailed(SystemError("connect", code: code).symbol), reply: reply,
       target: request.address.description)
   }
 
@@ -236,11 +236,11 @@ struct LoopConnection: ~Copyable {
   // MARK: private
 
   private func connectFailed(_ code: Int32) -> StreamOutcome {
-    guard let request else { return StreamOutcome(result: "connect failed", reply: nil) }
+    guard let request else { return StreamOutcome(result: .connectFailed(nil), reply: nil) }
     return Self.connectFailure(code, clientFD: clientFD, request: request, personality: personality)
   }
 
-  private func ended(_ result: String) -> StreamOutcome {
+  private func ended(_ result: StreamResult) -> StreamOutcome {
     StreamOutcome(result: result, reply: .succeeded, targetAddress: target)
   }
 
@@ -263,13 +263,13 @@ struct LoopConnection: ~Copyable {
       code = ECONNREFUSED
     }
     if code != 0 { return connectFailed(code) }
-    guard let request else { return ended("closed") }
+    guard let request else { return ended(.closed) }
     phase = .relaying
     // Sent from the reply's own bytes; only what the client does not take is kept.
     let reply = request.reply(.succeeded)
     let sent = reply.withUnsafeBytes { toClient.send(clientFD, $0.baseAddress!, $0.count) }
     switch sent {
-    case .failed: return StreamOutcome(result: "client gone before reply", reply: .succeeded)
+    case .failed: return StreamOutcome(result: .clientGoneBeforeReply, reply: .succeeded)
     case .blocked: clientState.writable = false
     case .done: break
     }
@@ -289,7 +289,7 @@ struct LoopConnection: ~Copyable {
       if !toUpstream.isEmpty && upstreamState.writable {
         let before = toUpstream.count
         switch toUpstream.flush(upstreamFD) {
-        case .failed: return ended("destination closed")
+        case .failed: return ended(.destinationClosed)
         case .blocked: upstreamState.writable = false
         case .done: break
         }
@@ -301,7 +301,7 @@ struct LoopConnection: ~Copyable {
           bytesUp += n
           if n < size && !clientState.closing { clientState.readable = false }
           switch result {
-          case .failed: return ended("destination closed")
+          case .failed: return ended(.destinationClosed)
           case .blocked: upstreamState.writable = false
           case .done: break
           }
@@ -318,7 +318,7 @@ struct LoopConnection: ~Copyable {
       if !toClient.isEmpty && clientState.writable {
         let before = toClient.count
         switch toClient.flush(clientFD) {
-        case .failed: return ended("client closed")
+        case .failed: return ended(.clientClosed)
         case .blocked: clientState.writable = false
         case .done: break
         }
@@ -330,7 +330,7 @@ struct LoopConnection: ~Copyable {
         if n > 0 {
           if n < size && !upstreamState.closing { upstreamState.readable = false }
           switch result {
-          case .failed: return ended("client closed")
+          case .failed: return ended(.clientClosed)
           case .blocked: clientState.writable = false
           case .done: break
           }
@@ -344,7 +344,7 @@ struct LoopConnection: ~Copyable {
           // connection instead, and the FIN must go first (once its close was read, no byte
           // is left to read).
           if upOpen { _ = Glibc.shutdown(clientFD, Int32(SHUT_WR)) }
-          return ended(upOpen ? "destination closed" : "closed")
+          return ended(upOpen ? .destinationClosed : .closed)
         }
       }
       if !progressed { return nil }

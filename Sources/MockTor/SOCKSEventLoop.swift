@@ -277,7 +277,7 @@ final class SOCKSEventLoop: @unchecked Sendable {
         let failed = connections.remove(key)
         failed.close()
         log(
-          StreamOutcome(result: "connect failed: \(error)", reply: nil), request, failed.peer,
+          StreamOutcome(result: .connectFailed("\(error)"), reply: nil), request, failed.peer,
           started: now, bytesUp: 0, bytesDown: 0)
       }
     }

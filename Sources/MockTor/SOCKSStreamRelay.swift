@@ -40,11 +40,11 @@ final class SOCKSStreamRelay: @unchecked Sendable {
     let fault = configuration.fault(for: request.address.description)
     if personality == .ctor, let failure = waitForBootstrap() { return failure }
     if personality == .arti, !mock.isReady {
-      return fail(.generalFailure, "not bootstrapped")
+      return fail(.generalFailure, .notBootstrapped)
     }
     if let fault { mock.sleep(fault.delayBeforeAnswer) }
     switch fault?.answer {
-    case .reply(let code): return fail(code, "fault")
+    case .reply(let code): return fail(code, .fault)
     case .silence: return blackhole()
     case nil: break
     }
@@ -55,7 +55,7 @@ final class SOCKSStreamRelay: @unchecked Sendable {
     }
   }
 
-  private func fail(_ code: SOCKSReplyCode, _ result: String) -> StreamOutcome {
+  private func fail(_ code: SOCKSReplyCode, _ result: StreamResult) -> StreamOutcome {
     try? client.write(request.reply(code))
     return StreamOutcome(result: result, reply: code)
   }
@@ -65,9 +65,9 @@ final class SOCKSStreamRelay: @unchecked Sendable {
   private func waitForBootstrap() -> StreamOutcome? {
     let deadline = mock.planTime + configuration.streamWaitLimit
     while !mock.isReady {
-      if mock.isStoppedOrCrashed { return StreamOutcome(result: "closed by mock", reply: nil) }
-      if mock.planTime >= deadline { return fail(.ttlExpired, "bootstrap wait timed out") }
-      if clientHungUp() { return StreamOutcome(result: "client closed while waiting", reply: nil) }
+      if mock.isStoppedOrCrashed { return StreamOutcome(result: .closedByMock, reply: nil) }
+      if mock.planTime >= deadline { return fail(.ttlExpired, .bootstrapWaitTimedOut) }
+      if clientHungUp() { return StreamOutcome(result: .clientClosedWhileWaiting, reply: nil) }
       MockTor.pollInterval.sleepBlocking(seconds: 0.02)
     }
     return nil
@@ -90,7 +90,7 @@ final class SOCKSStreamRelay: @unchecked Sendable {
         bytesUp += n
       }
     }
-    return StreamOutcome(result: "blackholed", reply: nil)
+    return StreamOutcome(result: .blackholed, reply: nil)
   }
 
   private func resolve() -> StreamOutcome {
@@ -112,7 +112,7 @@ final class SOCKSStreamRelay: @unchecked Sendable {
       if personality == .arti, request.address.hostname?.lowercased().hasSuffix(".onion") == true {
         // bitchat's Arti is built without onion-service client support: no upstream reaches
         // an onion service, whatever the network behind it (weakness 3).
-        return fail(unknownDestinationReply(), "onion services not supported")
+        return fail(unknownDestinationReply(), .onionServicesNotSupported)
       }
       if let hook = configuration.upstream {
         target = "upstream"
@@ -120,23 +120,23 @@ final class SOCKSStreamRelay: @unchecked Sendable {
       } else {
         guard
           let address = configuration.destinations.target(for: request.address, port: request.port)
-        else { return fail(unknownDestinationReply(), "unknown destination") }
+        else { return fail(unknownDestinationReply(), .unknownDestination) }
         target = address.description
         upstream = try Socket.connect(to: address, timeout: configuration.connectTimeout)
       }
     } catch let failure as MockTorUpstreamFailure {
-      return fail(failure.reply, "upstream refused")
+      return fail(failure.reply, .upstreamRefused)
     } catch let error as SystemError {
-      var outcome = fail(connectFailureReply(error.code), "connect failed: \(error.symbol)")
+      var outcome = fail(connectFailureReply(error.code), .connectFailed(error.symbol))
       outcome.target = request.address.description
       return outcome
     } catch {
-      return fail(.generalFailure, "connect failed: \(error)")
+      return fail(.generalFailure, .connectFailed("\(error)"))
     }
     do {
       try client.write(request.reply(.succeeded))
     } catch {
-      return StreamOutcome(result: "client gone before reply", reply: .succeeded, target: target)
+      return StreamOutcome(result: .clientGoneBeforeReply, reply: .succeeded, target: target)
     }
     let result = relay(fault: fault ?? StreamToxics())
     return StreamOutcome(result: result, reply: .succeeded, target: target)
@@ -154,10 +154,10 @@ final class SOCKSStreamRelay: @unchecked Sendable {
 
   /// Copies both ways until either side closes, shaped by the destination's toxics in each
   /// direction.
-  private func relay(fault: StreamToxics) -> String {
-    guard let upstream else { return "no upstream" }
+  private func relay(fault: StreamToxics) -> StreamResult {
+    guard let upstream else { return .noUpstream }
     if !early.isEmpty {
-      guard (try? upstream.write(early)) != nil else { return "destination closed" }
+      guard (try? upstream.write(early)) != nil else { return .destinationClosed }
       bytesUp += early.count
     }
     // 16 KiB a read, and 256 KiB once a read fills that (tools/bench: 16 KiB reads and a
@@ -172,10 +172,10 @@ final class SOCKSStreamRelay: @unchecked Sendable {
         ready = try Socket.poll(
           [(client, upOpen ? .readable : []), (upstream, .readable)], timeout: 0.1)
       } catch {
-        return "poll failed"
+        return .pollFailed
       }
       if ready.allSatisfy(\.isEmpty) {
-        if mock.planTime - lastActivity > configuration.streamIdleTimeout { return "idle timeout" }
+        if mock.planTime - lastActivity > configuration.streamIdleTimeout { return .idleTimeout }
         continue
       }
       lastActivity = mock.planTime
@@ -191,7 +191,7 @@ final class SOCKSStreamRelay: @unchecked Sendable {
           mock.sleep(fault.delay(before: n, .upstream))
           bytesUp += n
           guard StreamSend.all(upstream.fd, scratch, count: n) else {
-            return "destination closed"
+            return .destinationClosed
           }
           mock.sleep(fault.delay(after: n, .upstream))
           if n == scratch.count && scratch.count < Self.bulkReadSize { grow(&scratch) }
@@ -204,17 +204,17 @@ final class SOCKSStreamRelay: @unchecked Sendable {
         if n <= 0 {
           mock.sleep(fault.delayBeforeClosing(.downstream))
           client.shutdownWrite()
-          return upOpen ? "destination closed" : "closed"
+          return upOpen ? .destinationClosed : .closed
         }
         if let reset = resetIfDue(fault, adding: n) { return reset }
         mock.sleep(fault.delay(before: n, .downstream))
-        guard StreamSend.all(client.fd, scratch, count: n) else { return "client closed" }
+        guard StreamSend.all(client.fd, scratch, count: n) else { return .clientClosed }
         bytesDown += n
         mock.sleep(fault.delay(after: n, .downstream))
         if n == scratch.count && scratch.count < Self.bulkReadSize { grow(&scratch) }
       }
     }
-    return "closed by mock"
+    return .closedByMock
   }
 
   private static let bulkReadSize = 262_144
@@ -223,10 +223,10 @@ final class SOCKSStreamRelay: @unchecked Sendable {
     scratch = [UInt8](repeating: 0, count: Self.bulkReadSize)
   }
 
-  private func resetIfDue(_ fault: StreamToxics, adding count: Int) -> String? {
+  private func resetIfDue(_ fault: StreamToxics, adding count: Int) -> StreamResult? {
     guard fault.resets(after: bytesUp + bytesDown + count) else { return nil }
     client.reset()
-    return "reset after \(bytesUp + bytesDown) bytes"
+    return .resetAfter(bytes: bytesUp + bytesDown)
   }
 
   // MARK: log

@@ -11,7 +11,7 @@ enum StreamAnswers {
     case .ipv4, .ipv6:
       return (
         request.resolvedReply(request.address),
-        StreamOutcome(result: "resolved", reply: .succeeded, answer: request.address.description)
+        StreamOutcome(result: .resolved, reply: .succeeded, answer: request.address.description)
       )
     case .hostname(let name):
       let answer: SOCKSAddress
@@ -20,11 +20,11 @@ enum StreamAnswers {
       } else if name.lowercased() == "localhost" {
         answer = .ipv4([127, 0, 0, 1])
       } else {
-        return failure(request, .hostUnreachable, "resolve failed")
+        return failure(request, .hostUnreachable, .resolveFailed)
       }
       return (
         request.resolvedReply(answer),
-        StreamOutcome(result: "resolved", reply: .succeeded, answer: answer.description)
+        StreamOutcome(result: .resolved, reply: .succeeded, answer: answer.description)
       )
     }
   }
@@ -34,15 +34,15 @@ enum StreamAnswers {
     [UInt8], StreamOutcome
   ) {
     guard case .ipv4(let bytes) = request.address, let name = map.host(forVirtual: bytes) else {
-      return failure(request, .hostUnreachable, "resolve failed")
+      return failure(request, .hostUnreachable, .resolveFailed)
     }
     return (
       request.resolvedReply(.hostname(name)),
-      StreamOutcome(result: "resolved", reply: .succeeded, answer: name)
+      StreamOutcome(result: .resolved, reply: .succeeded, answer: name)
     )
   }
 
-  static func failure(_ request: SOCKSRequest, _ code: SOCKSReplyCode, _ result: String) -> (
+  static func failure(_ request: SOCKSRequest, _ code: SOCKSReplyCode, _ result: StreamResult) -> (
     [UInt8], StreamOutcome
   ) {
     (request.reply(code), StreamOutcome(result: result, reply: code))

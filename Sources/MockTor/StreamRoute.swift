@@ -34,7 +34,7 @@ enum StreamRoute {
         // an onion service, whatever the network behind it (weakness 3).
         return refusal(
           request, StreamAnswers.unknownDestinationReply(request, personality),
-          "onion services not supported")
+          .onionServicesNotSupported)
       }
       if configuration.upstream != nil { return .thread }
       guard
@@ -42,13 +42,15 @@ enum StreamRoute {
       else {
         return refusal(
           request, StreamAnswers.unknownDestinationReply(request, personality),
-          "unknown destination")
+          .unknownDestination)
       }
       return .relay(address)
     }
   }
 
-  private static func refusal(_ request: SOCKSRequest, _ code: SOCKSReplyCode, _ result: String)
+  private static func refusal(
+    _ request: SOCKSRequest, _ code: SOCKSReplyCode, _ result: StreamResult
+  )
     -> StreamRoute
   {
     .answer(reply: request.reply(code), outcome: StreamOutcome(result: result, reply: code))
