@@ -11,54 +11,78 @@ let package = Package(
   ],
   targets: [
     // C libraries from Debian, reached through module maps and small inline shims.
-    .systemLibrary(name: "CPcap", pkgConfig: "libpcap", providers: [.apt(["libpcap-dev"])]),
-    .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+    .systemLibrary(
+      name: "CPcap", path: "Sources/Edges/CPcap", pkgConfig: "libpcap",
+      providers: [.apt(["libpcap-dev"])]),
+    .systemLibrary(
+      name: "COpenSSL", path: "Sources/Edges/COpenSSL", pkgConfig: "openssl",
+      providers: [.apt(["libssl-dev"])]),
 
     // Clock, descriptors, sockets, processes: the edges every other module shares.
-    .target(name: "FailClosedSupport"),
+    .target(name: "FailClosedSupport", path: "Sources/Edges/FailClosedSupport"),
     // SHA-1 and SHA-256 in Swift, for the pure protocol modules (WebSocket accept, SAFECOOKIE).
-    .target(name: "Digest"),
+    .target(name: "Digest", path: "Sources/Cores/Digest"),
     // The words scenario files, actions files and the censor share: action verbs, censor
     // actions. One list each, no dependencies.
-    .target(name: "Vocabulary"),
+    .target(name: "Vocabulary", path: "Sources/Cores/Vocabulary"),
     // Pure protocol cores: bytes in, events and bytes out.
-    .target(name: "SOCKS"),
-    .target(name: "TorControl", dependencies: ["Digest"]),
+    .target(name: "SOCKS", path: "Sources/Cores/SOCKS"),
+    .target(name: "TorControl", dependencies: ["Digest"], path: "Sources/Cores/TorControl"),
+    // Onion Browser's Tor handling, modelled: each version's controller over the control
+    // protocol (bytes in, commands and reports out), Tor.framework's TORController.
+    .target(
+      name: "OnionBrowserModel", dependencies: ["TorControl"],
+      path: "Sources/Device/OnionBrowserModel"),
     // The mock Tor: SOCKS listener, bootstrap simulator, control port, stream faults.
-    .target(name: "MockTor", dependencies: ["SOCKS", "TorControl", "FailClosedSupport"]),
+    .target(
+      name: "MockTor", dependencies: ["SOCKS", "TorControl", "FailClosedSupport"],
+      path: "Sources/Device/MockTor"),
     // A private Tor network of Debian's tor processes (the real-Tor lane).
-    .target(name: "Testnet", dependencies: ["TorControl", "FailClosedSupport"]),
+    .target(
+      name: "Testnet", dependencies: ["TorControl", "FailClosedSupport"],
+      path: "Sources/Edges/Testnet"),
     // OpenSSL at the edge: TLS client and server, a test CA made at run time.
-    .target(name: "TLS", dependencies: ["COpenSSL", "HTTPCodec", "FailClosedSupport"]),
+    .target(
+      name: "TLS", dependencies: ["COpenSSL", "HTTPCodec", "FailClosedSupport"],
+      path: "Sources/Edges/TLS"),
     // Pure HTTP/1.1 and WebSocket (RFC 6455) codecs: bytes in, messages out.
-    .target(name: "HTTPCodec", dependencies: ["Digest"]),
+    .target(name: "HTTPCodec", dependencies: ["Digest"], path: "Sources/Cores/HTTPCodec"),
     // The pure decoder and deny-by-default policy; libpcap capture and pcap files.
-    .target(name: "Audit", dependencies: ["FailClosedSupport"]),
+    .target(name: "Audit", dependencies: ["FailClosedSupport"], path: "Sources/Edges/Audit"),
     // Made-up frames and traffic (canaries, controls, generated captures) for tests, gen-pcap
     // and tools/bench: generators, not part of the audit.
-    .target(name: "SyntheticTraffic", dependencies: ["Audit"]),
-    .target(name: "Capture", dependencies: ["CPcap", "Audit", "FailClosedSupport"]),
+    .target(
+      name: "SyntheticTraffic", dependencies: ["Audit"], path: "Sources/Front/SyntheticTraffic"),
+    .target(
+      name: "Capture", dependencies: ["CPcap", "Audit", "FailClosedSupport"],
+      path: "Sources/Edges/Capture"),
     // Namespaces, veths, nftables, the world's services.
     .target(
       name: "Sandbox",
       dependencies: [
         "Capture", "Audit", "TLS", "HTTPCodec", "SOCKS", "MockTor", "Vocabulary",
         "FailClosedSupport",
-      ]),
+      ], path: "Sources/Device/Sandbox"),
     // bitchat's Tor layer, modelled on Linux.
     .target(
       name: "SystemUnderTest",
       dependencies: [
-        "SOCKS", "TLS", "HTTPCodec", "MockTor", "TorControl", "Vocabulary", "FailClosedSupport",
-      ]),
+        "SOCKS", "TLS", "HTTPCodec", "MockTor", "TorControl", "OnionBrowserModel", "Vocabulary",
+        "FailClosedSupport",
+      ], path: "Sources/Device/SystemUnderTest"),
     // The bitchat-source lane: bitchat's own files, found in a checkout and built with the
     // project's shims (BitchatShims/) in a generated package.
-    .target(name: "BitchatSource", dependencies: ["Digest", "FailClosedSupport"]),
+    .target(
+      name: "BitchatSource", dependencies: ["Digest", "FailClosedSupport"],
+      path: "Sources/Device/BitchatSource"),
     // The scenario model: files, parser, expectation kinds, judge. Pure: no sandbox, no app.
     .target(
-      name: "Scenarios", dependencies: ["Audit", "TorControl", "Vocabulary", "FailClosedSupport"]),
+      name: "Scenarios", dependencies: ["Audit", "TorControl", "Vocabulary", "FailClosedSupport"],
+      path: "Sources/Model/Scenarios"),
     // The reports a run is written to: JSON, JUnit, SARIF, Markdown, HTML, the terminal table.
-    .target(name: "Reports", dependencies: ["Scenarios", "Audit", "FailClosedSupport"]),
+    .target(
+      name: "Reports", dependencies: ["Scenarios", "Audit", "FailClosedSupport"],
+      path: "Sources/Runs/Reports"),
     // The lanes: one pipeline (sandbox, capture, Tor side, app, actions, judge) and what each
     // lane plugs in: the mock Tor, bitchat's own code on the mock, Debian's tor on a private
     // network in the world namespace, an OONI measurement replayed there.
@@ -67,24 +91,28 @@ let package = Package(
       dependencies: [
         "Scenarios", "Sandbox", "SystemUnderTest", "Testnet", "TorControl", "Capture", "Audit",
         "BitchatSource", "FailClosedSupport",
-      ]),
+      ], path: "Sources/Runs/Lanes"),
     // OONI measurements of Tor read (bytes in, a model out) and mapped to real-tor scenarios.
-    .target(name: "OONI", dependencies: ["Scenarios", "TorControl"]),
+    .target(name: "OONI", dependencies: ["Scenarios", "TorControl"], path: "Sources/Model/OONI"),
     .target(
       name: "FailClosedCLI",
       dependencies: [
         "OONI", "Scenarios", "Lanes", "Reports", "Sandbox", "SystemUnderTest", "MockTor",
         "TorControl", "Audit", "SyntheticTraffic", "Capture", "Testnet", "TLS", "BitchatSource",
         "FailClosedSupport",
-      ]),
-    .executableTarget(name: "failclosed", dependencies: ["FailClosedCLI", "FailClosedSupport"]),
+      ], path: "Sources/Front/FailClosedCLI"),
+    .executableTarget(
+      name: "failclosed", dependencies: ["FailClosedCLI", "FailClosedSupport"],
+      path: "Sources/Front/failclosed"),
     // Load generators for tools/bench: the SOCKS load client and the capture-fidelity sender.
     .executableTarget(
-      name: "fcbench", dependencies: ["SOCKS", "Sandbox", "Capture", "Audit", "FailClosedSupport"]),
+      name: "fcbench", dependencies: ["SOCKS", "Sandbox", "Capture", "Audit", "FailClosedSupport"],
+      path: "Sources/Front/fcbench"),
 
     .testTarget(name: "SupportTests", dependencies: ["FailClosedSupport"]),
     .testTarget(name: "SOCKSTests", dependencies: ["SOCKS"]),
     .testTarget(name: "TorControlTests", dependencies: ["TorControl", "Digest"]),
+    .testTarget(name: "OnionBrowserModelTests", dependencies: ["OnionBrowserModel", "TorControl"]),
     .testTarget(name: "DigestTests", dependencies: ["Digest"]),
     .testTarget(
       name: "MockTorTests", dependencies: ["MockTor", "SOCKS", "TorControl", "FailClosedSupport"]),
@@ -107,7 +135,8 @@ let package = Package(
     .testTarget(
       name: "SystemUnderTestTests",
       dependencies: [
-        "SystemUnderTest", "MockTor", "TLS", "HTTPCodec", "TorControl", "FailClosedSupport",
+        "SystemUnderTest", "MockTor", "TLS", "HTTPCodec", "TorControl", "OnionBrowserModel",
+        "FailClosedSupport",
       ]),
     .testTarget(
       name: "ScenariosTests",

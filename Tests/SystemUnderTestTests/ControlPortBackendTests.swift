@@ -1,6 +1,7 @@
 import FailClosedSupport
 import Foundation
 import MockTor
+import OnionBrowserModel
 import Testing
 import TorControl
 

@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import OnionBrowserModel
 import Testing
 import TorControl
 

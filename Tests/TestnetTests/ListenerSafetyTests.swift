@@ -10,22 +10,23 @@ import TorControl
   static let bindPatterns = ["Socket.listen(on", "ServiceSocket.listen(on", "bind("]
 
   static let reviewed: [String: String] = [
-    "Sources/FailClosedSupport/Socket.swift": "the primitive itself",
-    "Sources/MockTor/SOCKSListener.swift":
+    "Sources/Edges/FailClosedSupport/Socket.swift": "the primitive itself",
+    "Sources/Device/MockTor/SOCKSListener.swift":
       "MockTor refuses a non-loopback SOCKS address unless --force-non-loopback "
       + "(MockTorBehaviourTests.refusesNonLoopbackUnlessAllowed)",
-    "Sources/MockTor/ControlPortListener.swift":
+    "Sources/Device/MockTor/ControlPortListener.swift":
       "refuses a non-loopback address unless allowNonLoopback "
       + "(ControlPortTests.refusesNonLoopbackAddresses)",
-    "Sources/TLS/HTTPServer.swift":
+    "Sources/Edges/TLS/HTTPServer.swift":
       "127.0.0.1:0 by default; the world hands it sockets bound inside its namespace",
-    "Sources/FailClosedSupport/DatagramSocket.swift":
+    "Sources/Edges/FailClosedSupport/DatagramSocket.swift":
       "the UDP primitive: bound by the world's resolver and tests inside the harness's namespaces",
-    "Sources/Sandbox/FakeResolver.swift": "in the world or censor namespace (namespace.perform)",
-    "Sources/Sandbox/WorldServices.swift": "in the world namespace (world.perform)",
-    "Sources/Sandbox/CensorCloser.swift": "in the censor namespace (censor.perform)",
-    "Sources/fcbench/EchoServer.swift": "127.0.0.1:0",
-    "Sources/fcbench/PacketRingSender.swift":
+    "Sources/Device/Sandbox/FakeResolver.swift":
+      "in the world or censor namespace (namespace.perform)",
+    "Sources/Device/Sandbox/WorldServices.swift": "in the world namespace (world.perform)",
+    "Sources/Device/Sandbox/CensorCloser.swift": "in the censor namespace (censor.perform)",
+    "Sources/Front/fcbench/EchoServer.swift": "127.0.0.1:0",
+    "Sources/Front/fcbench/PacketRingSender.swift":
       "an AF_PACKET socket bound to the device's link inside the sandbox's device namespace "
       + "(device.perform): it sends frames to the censor's sink and listens on nothing",
   ]
@@ -38,7 +39,7 @@ import TorControl
       else { continue }
       if Self.bindPatterns.contains(where: { text.contains($0) }) { found.insert(path) }
     }
-    #expect(found.contains("Sources/MockTor/SOCKSListener.swift"), "the scan finds them")
+    #expect(found.contains("Sources/Device/MockTor/SOCKSListener.swift"), "the scan finds them")
     let unreviewed = found.subtracting(Self.reviewed.keys).sorted()
     #expect(unreviewed.isEmpty, "binds a socket, not reviewed: \(unreviewed)")
     let gone = Set(Self.reviewed.keys).subtracting(found).sorted()

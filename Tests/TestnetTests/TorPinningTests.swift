@@ -19,20 +19,22 @@ import TorControl
 
   /// Every file that starts tor, and how it is pinned (checked by the tests below).
   static let reviewed: [String: String] = [
-    "Sources/Testnet/TorNetwork.swift":
+    "Sources/Edges/Testnet/TorNetwork.swift":
       "the private network's nodes: TorrcBuilder.node, checked below",
-    "Sources/Testnet/TorClientProcess.swift": "TorrcBuilder.client, checked below",
-    "Sources/SystemUnderTest/DebianTorBackend.swift":
+    "Sources/Edges/Testnet/TorClientProcess.swift": "TorrcBuilder.client, checked below",
+    "Sources/Device/SystemUnderTest/DebianTorBackend.swift":
       "ClientTorrc.app over a base that DebianTorConfiguration.checkBase refuses without "
       + "DirAuthority lines (DebianTorBackendTests); the appClient output is checked below",
-    "Sources/SystemUnderTest/DebianTorBackendConfiguration.swift": "the default /usr/bin/tor path",
+    "Sources/Device/SystemUnderTest/DebianTorBackendConfiguration.swift":
+      "the default /usr/bin/tor path",
     "Tests/MockTorTests/TorDifferentialTests.swift": "its torrc literal, checked below",
     "Tests/MockTorTests/ControlPortRealClientTests.swift": "its torrc literal, checked below",
     "Tests/SystemUnderTestTests/DebianTorControlTests.swift": "its torrc literal, checked below",
-    "Sources/FailClosedCLI/LeakAuditCommand.swift": "`tor --version`: prints and exits",
+    "Sources/Front/FailClosedCLI/Commands/LeakAuditCommand.swift":
+      "`tor --version`: prints and exits",
     "Tests/TestnetTests/TestnetShutdownTests.swift": "a stand-in named tor (a copy of /bin/sh)",
     "tools/bench": "the client torrc `testnet up` wrote (TorrcBuilder.client)",
-    "Sources/OONI/OONIParser.swift": "starts nothing: OONI's test names [\"tor\", ...]",
+    "Sources/Model/OONI/OONIParser.swift": "starts nothing: OONI's test names [\"tor\", ...]",
     "Tests/CLITests/InstallDepsScriptTests.swift":
       "starts nothing: package names for apt stand-ins",
     "Tests/RealTorLaneTests/ExecRealTorTests.swift":
@@ -76,7 +78,7 @@ import TorControl
       if Self.startPatterns.contains(where: { text.contains($0) }) { found.insert(path) }
     }
     // The scan itself works: it finds the places known today.
-    #expect(found.contains("Sources/Testnet/TorNetwork.swift"))
+    #expect(found.contains("Sources/Edges/Testnet/TorNetwork.swift"))
     let unreviewed = found.subtracting(Self.reviewed.keys).sorted()
     #expect(unreviewed.isEmpty, "starts tor, not reviewed for pinning: \(unreviewed)")
     let gone = Set(Self.reviewed.keys).subtracting(found).sorted()

@@ -1,0 +1,54 @@
+import TorControl
+
+/// A version whose OnionManager drives tor through Tor.framework's TORController (2.X, 3.X):
+/// the control socket's bytes go through the framework, and its completions back to the
+/// version's own rules. What the two versions do alike with the socket is here, once.
+protocol TorFrameworkHost: Sendable {
+  /// The control socket is connected.
+  var socketOpen: Bool { get set }
+  /// TORController on that socket, nil once it closed.
+  var framework: TorFrameworkController? { get set }
+  var parser: ControlReplyParser { get set }
+  mutating func tick(at now: Double) -> OnionBrowserOutput
+  /// The version's answer to one of TORController's completion blocks.
+  mutating func complete(
+    _ completion: TorFrameworkController.Completion, at now: Double,
+    into out: inout OnionBrowserOutput)
+}
+
+extension TorFrameworkHost {
+  mutating func closeFrameworkSocket(reason: String, at now: Double) -> OnionBrowserOutput {
+    var out = OnionBrowserOutput()
+    guard socketOpen else { return out }
+    socketOpen = false
+    framework = nil
+    out.reports.append(.closed(reason: reason))
+    return out
+  }
+
+  /// Bytes from tor: each whole reply through TORController, its completions to the version;
+  /// a malformed reply closes the connection, as TORController's does.
+  mutating func receiveThroughFramework(_ bytes: some Sequence<UInt8>, at now: Double)
+    -> OnionBrowserOutput
+  {
+    var out = tick(at: now)
+    guard socketOpen else { return out }
+    parser.append(bytes)
+    while socketOpen, var framework {
+      let message: ControlMessage?
+      do { message = try parser.next() } catch {
+        out.merge(closeFrameworkSocket(reason: "\(error)", at: now))
+        break
+      }
+      guard let message else { break }
+      let completions = framework.handle(message, into: &out)
+      self.framework = framework
+      for completion in completions { complete(completion, at: now, into: &out) }
+      if self.framework?.channelOpen == false {
+        socketOpen = false
+        out.reports.append(.closed(reason: "SIGNAL SHUTDOWN answered"))
+      }
+    }
+    return out
+  }
+}
