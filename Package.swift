@@ -90,7 +90,7 @@ let package = Package(
       name: "Lanes",
       dependencies: [
         "Scenarios", "Sandbox", "SystemUnderTest", "Testnet", "TorControl", "Capture", "Audit",
-        "BitchatSource", "FailClosedSupport",
+        "BitchatSource", "Vocabulary", "FailClosedSupport",
       ], path: "Sources/Runs/Lanes"),
     // OONI measurements of Tor read (bytes in, a model out) and mapped to real-tor scenarios.
     .target(name: "OONI", dependencies: ["Scenarios", "TorControl"], path: "Sources/Model/OONI"),

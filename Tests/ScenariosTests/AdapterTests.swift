@@ -4,6 +4,7 @@ import Foundation
 import Sandbox
 import SystemUnderTest
 import Testing
+import Vocabulary
 
 @testable import Lanes
 @testable import Scenarios
@@ -21,11 +22,11 @@ import Testing
   @Test func theModelsVerbsAndHostsAreTheApps() {
     let steps: [Scenarios.AppAction.Step] = [
       .start, .foreground, .background, .setPreference(enabled: true), .revokeActivation,
-      .grantActivation, .pathChange, .addRelay(url: "wss://a.example"),
+      .grantActivation, .pathChange(satisfied: true), .addRelay(url: "wss://a.example"),
       .sendMessage(text: "hi"), .refreshDirectory, .openURL(url: "https://a.example"), .torCrash,
     ]
-    #expect(steps.map(\.verb) == Scenarios.AppAction.Step.verbs)
-    for step in steps { #expect(step.verb == (step.driverKind?.name ?? "tor-crash")) }
+    #expect(steps.map(\.name) == ActionVerbs.scenarioNames())
+    for step in steps { #expect(step.name == (step.driverKind?.name ?? "tor-crash")) }
     #expect(
       ScenarioParser.builtInURLs
         == NostrRelaySettings.builtInRelays + [GeoRelayDirectory.defaultRemoteURL])

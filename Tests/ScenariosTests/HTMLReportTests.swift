@@ -100,7 +100,8 @@ import Testing
   /// an exposure.
   static func crowdedReport(pcap: String?) -> RunReport {
     let actions: [AppAction] = [
-      AppAction(at: 10, step: .sendMessage(text: "a")), AppAction(at: 10, step: .pathChange),
+      AppAction(at: 10, step: .sendMessage(text: "a")),
+      AppAction(at: 10, step: .pathChange(satisfied: true)),
       AppAction(at: 10, step: .background), AppAction(at: 10, step: .foreground),
       AppAction(at: 10, step: .refreshDirectory), AppAction(at: 10.2, step: .torCrash),
     ]

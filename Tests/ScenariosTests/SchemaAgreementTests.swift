@@ -1,6 +1,7 @@
 import FailClosedSupport
 import Foundation
 import Testing
+import Vocabulary
 
 @testable import Scenarios
 
@@ -244,6 +245,6 @@ import Testing
         == .array(ScenarioExpectation.kinds.map { .string($0) }))
     #expect(
       schema["$defs"]?["action"]?["properties"]?["do"]?["enum"]
-        == .array(AppAction.Step.verbs.map { .string($0) }))
+        == .array(ActionVerbs.scenarioNames().map { .string($0) }))
   }
 }

@@ -35,7 +35,7 @@ struct VocabularyTests {
     let fallback = try ScenarioParser.parse(
       Self.scenarioText(actions: #"[{"at": 0, "do": "wave"}]"#), file: "t.json",
       verbs: Self.withWave)
-    #expect(fallback.app.actions[0].step.argument == .text("left"))
+    #expect(fallback.app.actions[0].step.scenarioArgument == .text("left"))
     // The runner's actions-file line, and the app driver reading it back.
     let kind = try #require(step.driverKind)
     let line = SystemUnderTest.AppAction(at: 2, kind).jsonLine(verbs: Self.withWave)

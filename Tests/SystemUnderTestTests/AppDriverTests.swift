@@ -17,13 +17,13 @@ import Testing
     let actions = try AppAction.parseFile(lines, name: "a.jsonl")
     #expect(
       actions == [
-        AppAction(at: 0, .start), AppAction(.setPreference(false)),
-        AppAction(.pathChange(satisfied: false)), AppAction(.addRelay("wss://r.example")),
-        AppAction(.wait(2.5)),
+        AppAction(at: 0, .start), AppAction(.setPreference(enabled: false)),
+        AppAction(.pathChange(satisfied: false)), AppAction(.addRelay(url: "wss://r.example")),
+        AppAction(.wait(seconds: 2.5)),
       ])
     let array = try AppAction.parseFile(
       #"[{"action":"refresh-directory"},{"action":"send-message","text":"hi"}]"#, name: "b")
-    #expect(array == [AppAction(.refreshDirectory), AppAction(.sendMessage("hi"))])
+    #expect(array == [AppAction(.refreshDirectory), AppAction(.sendMessage(text: "hi"))])
   }
 
   @Test(arguments: [
@@ -67,8 +67,8 @@ import Testing
     let run = Task {
       try await AppDriver.run(
         actions: [
-          AppAction(at: 0, .start), AppAction(.sendMessage("hello")),
-          AppAction(at: 95, .setPreference(false)), AppAction(.wait(1)),
+          AppAction(at: 0, .start), AppAction(.sendMessage(text: "hello")),
+          AppAction(at: 95, .setPreference(enabled: false)), AppAction(.wait(seconds: 1)),
         ], options: options, clock: clock,
         sink: {
           collected.add($0)

@@ -85,13 +85,13 @@ import TorControl
       .v1,
       [
         AppAction(at: 0, .start),
-        AppAction(at: 0.1, .openURL("onionbrowsers://web.test/page")),
-        AppAction(at: 0.2, .openURL("onionhttps://web.test/direct")),
+        AppAction(at: 0.1, .openURL(url: "onionbrowsers://web.test/page")),
+        AppAction(at: 0.2, .openURL(url: "onionhttps://web.test/direct")),
         // Waits, not times: under load every action can come late, and a later URL opened
         // back to back with the early ones would arrive before Tor is ready.
-        AppAction(.wait(3.3)),
-        AppAction(.openURL("onionbrowser://web.test/later")),
-        AppAction(.wait(0.3)),
+        AppAction(.wait(seconds: 3.3)),
+        AppAction(.openURL(url: "onionbrowser://web.test/later")),
+        AppAction(.wait(seconds: 0.3)),
       ])
     let ready = try #require(run.ready)
     let held = try #require(run.requests("held").first)
@@ -119,9 +119,9 @@ import TorControl
       .v2,
       [
         AppAction(at: 0, .start),
-        AppAction(at: 0.1, .openURL("onionhttps://web.test/page")),
-        AppAction(at: 0.2, .openURL("onionbrowser://web.test/not-2x")),
-        AppAction(.wait(3.5)),
+        AppAction(at: 0.1, .openURL(url: "onionhttps://web.test/page")),
+        AppAction(at: 0.2, .openURL(url: "onionbrowser://web.test/not-2x")),
+        AppAction(.wait(seconds: 3.5)),
       ])
     let ready = try #require(run.ready)
     // AppDelegate.swift l.284-292: active while tor starts -> torConnFinished -> the load, to
@@ -146,11 +146,11 @@ import TorControl
       .v2,
       [
         AppAction(at: 0, .start),
-        AppAction(.wait(4)),  // connected by then however late the start (see version 1)
+        AppAction(.wait(seconds: 4)),  // connected by then however late the start (see version 1)
         AppAction(.background),
-        AppAction(.wait(0.5)),
+        AppAction(.wait(seconds: 0.5)),
         AppAction(.foreground),
-        AppAction(.wait(1.5)),
+        AppAction(.wait(seconds: 1.5)),
       ])
     let states = run.events.filter { $0.kind == .state && $0["field"] == "state" }
       .compactMap { $0["value"]?.description }
@@ -174,10 +174,10 @@ import TorControl
     let run = try await Self.run(
       .v2,
       [
-        AppAction(at: 0, .openURL("onionhttps://web.test/launch")),
+        AppAction(at: 0, .openURL(url: "onionhttps://web.test/launch")),
         AppAction(at: 0, .start),
         // The mock's plan runs in real time (a phase each 0.5 s = 12.5 app seconds).
-        AppAction(.wait(45)),
+        AppAction(.wait(seconds: 45)),
       ], plan: "stall:conn", timeScale: 25)
     let pending = try #require(run.requests("pending").first)
     let stalled = try #require(
@@ -196,11 +196,12 @@ import TorControl
       .v3,
       [
         AppAction(at: 0, .start),
-        AppAction(at: 0.1, .openURL("onionhttps://web.test/early")),
-        AppAction(at: 0.2, .openURL("onionbrowser:token-callback?token=x")),
-        AppAction(.wait(3.3)),  // after ready however late the actions come (see version 1)
-        AppAction(.openURL("onionhttps://web.test/later")),
-        AppAction(.wait(0.5)),
+        AppAction(at: 0.1, .openURL(url: "onionhttps://web.test/early")),
+        AppAction(at: 0.2, .openURL(url: "onionbrowser:token-callback?token=x")),
+        // After ready however late the actions come (see version 1).
+        AppAction(.wait(seconds: 3.3)),
+        AppAction(.openURL(url: "onionhttps://web.test/later")),
+        AppAction(.wait(seconds: 0.5)),
       ])
     let ready = try #require(run.ready)
     #expect(run.requests("cancelled").first?["url"] == "https://web.test/early")
@@ -231,7 +232,7 @@ import TorControl
   @Test func openURLParsesAndNeedsItsURL() throws {
     let actions = try AppAction.parseFile(
       #"{"at": 3, "action": "open-url", "url": "onionbrowser://a.test/"}"#, name: "a")
-    #expect(actions == [AppAction(at: 3, .openURL("onionbrowser://a.test/"))])
+    #expect(actions == [AppAction(at: 3, .openURL(url: "onionbrowser://a.test/"))])
     #expect {
       _ = try AppAction.parseFile(#"{"action": "open-url"}"#, name: "a")
     } throws: { error in

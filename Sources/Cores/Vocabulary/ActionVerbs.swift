@@ -4,40 +4,43 @@
 /// entry here is all a new verb needs to be read everywhere.
 public enum ActionVerbs {
   public static let all: [ActionVerb] = [
-    ActionVerb("start", "launch the app (TorManager.startIfNeeded)"),
-    ActionVerb("foreground", "the app comes to the foreground"),
-    ActionVerb("background", "the app goes to the background"),
-    ActionVerb(
-      "set-preference", "the user turns routing through Tor on or off",
-      scenario: ActionArgument("enabled", .bool),
-      driver: ActionArgument("value", .choice(["on", "off"], fallback: nil)),
-      apps: .bitchat),
-    ActionVerb("revoke-activation", "network activation is withdrawn", apps: .bitchat),
-    ActionVerb("grant-activation", "network activation is granted", apps: .bitchat),
-    ActionVerb(
-      "path-change", "an NWPathMonitor update",
-      driver: ActionArgument(
-        "status", .choice(["satisfied", "unsatisfied"], fallback: "satisfied"))
-    ),
-    ActionVerb(
-      "add-relay", "the user adds a relay URL",
-      scenario: ActionArgument("url", .text(fallback: nil)),
-      driver: ActionArgument("url", .text(fallback: nil)), apps: .bitchat),
-    ActionVerb(
-      "send-message", "the user sends a message",
-      scenario: ActionArgument("text", .text(fallback: "hello")),
-      driver: ActionArgument("text", .text(fallback: nil)), apps: .bitchat),
-    ActionVerb("refresh-directory", "GeoRelayDirectory refreshes its list", apps: .bitchat),
-    ActionVerb(
-      "open-url", "an incoming app URL (that Onion Browser version's URL schemes)",
-      scenario: ActionArgument("url", .text(fallback: nil)),
-      driver: ActionArgument("url", .text(fallback: nil)), apps: .onionBrowser),
-    ActionVerb(
-      "tor-crash", "the harness kills the mock Tor (mock lane only)", performer: .mockTor),
-    ActionVerb(
-      "wait", "the driver waits this many virtual seconds",
-      driver: ActionArgument("seconds", .seconds), performer: .driver),
+    start, foreground, background, setPreference, revokeActivation, grantActivation, pathChange,
+    addRelay, sendMessage, refreshDirectory, openURL, torCrash, wait,
   ]
+
+  public static let start = ActionVerb("start", "launch the app (TorManager.startIfNeeded)")
+  public static let foreground = ActionVerb("foreground", "the app comes to the foreground")
+  public static let background = ActionVerb("background", "the app goes to the background")
+  public static let setPreference = ActionVerb(
+    "set-preference", "the user turns routing through Tor on or off",
+    scenario: ActionArgument("enabled", .bool),
+    driver: ActionArgument("value", .choice(["on", "off"], fallback: nil)), apps: .bitchat)
+  public static let revokeActivation = ActionVerb(
+    "revoke-activation", "network activation is withdrawn", apps: .bitchat)
+  public static let grantActivation = ActionVerb(
+    "grant-activation", "network activation is granted", apps: .bitchat)
+  public static let pathChange = ActionVerb(
+    "path-change", "an NWPathMonitor update",
+    driver: ActionArgument(
+      "status", .choice(["satisfied", "unsatisfied"], fallback: "satisfied")))
+  public static let addRelay = ActionVerb(
+    "add-relay", "the user adds a relay URL", scenario: ActionArgument("url", .text(fallback: nil)),
+    driver: ActionArgument("url", .text(fallback: nil)), apps: .bitchat)
+  public static let sendMessage = ActionVerb(
+    "send-message", "the user sends a message",
+    scenario: ActionArgument("text", .text(fallback: "hello")),
+    driver: ActionArgument("text", .text(fallback: nil)), apps: .bitchat)
+  public static let refreshDirectory = ActionVerb(
+    "refresh-directory", "GeoRelayDirectory refreshes its list", apps: .bitchat)
+  public static let openURL = ActionVerb(
+    "open-url", "an incoming app URL (that Onion Browser version's URL schemes)",
+    scenario: ActionArgument("url", .text(fallback: nil)),
+    driver: ActionArgument("url", .text(fallback: nil)), apps: .onionBrowser)
+  public static let torCrash = ActionVerb(
+    "tor-crash", "the harness kills the mock Tor (mock lane only)", performer: .mockTor)
+  public static let wait = ActionVerb(
+    "wait", "the driver waits this many virtual seconds",
+    driver: ActionArgument("seconds", .seconds), performer: .driver)
 
   /// The verb written `name` in `verbs` (the list above unless a test says).
   public static func verb(named name: String, in verbs: [ActionVerb] = all) -> ActionVerb? {

@@ -4,11 +4,19 @@ import Foundation
 /// Where the lane's inputs are: the project's root (for BitchatShims/ and the modules the
 /// shims link), the default bitchat checkout beside it, and the build cache.
 public enum BitchatSourceLocation {
-  /// The package root this build came from (the directory holding Package.swift).
+  /// The package root this build came from: the nearest directory above this file holding
+  /// Package.swift and BitchatShims/ (found, not counted, so moving the module keeps it).
   public static var packageRoot: String {
-    var url = URL(fileURLWithPath: #filePath)
-    for _ in 0..<3 { url.deleteLastPathComponent() }
-    return url.path
+    var url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    while url.path != "/" {
+      if FileManager.default.fileExists(atPath: url.path + "/Package.swift"),
+        FileManager.default.fileExists(atPath: url.path + "/BitchatShims")
+      {
+        return url.path
+      }
+      url.deleteLastPathComponent()
+    }
+    return URL(fileURLWithPath: #filePath).deletingLastPathComponent().path
   }
 
   /// $FAILCLOSED_BITCHAT_SRC when set (another checkout, or none: the tests of a fresh clone),

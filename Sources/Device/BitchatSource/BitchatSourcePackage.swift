@@ -56,15 +56,27 @@ public struct BitchatSourcePackage: Sendable {
         Array((try? Data(contentsOf: URL(fileURLWithPath: shims + "/" + path))) ?? Data()))
     }
     for module in projectModules {
-      for path in Self.files(under: projectSources + "/" + module) {
+      let folder = Self.moduleFolder(module, in: projectSources)
+      for path in Self.files(under: folder) {
         material += Array("project \(module)/\(path)\n".utf8)
         material += SHA256.hash(
-          Array(
-            (try? Data(contentsOf: URL(fileURLWithPath: projectSources + "/\(module)/" + path)))
-              ?? Data()))
+          Array((try? Data(contentsOf: URL(fileURLWithPath: folder + "/" + path))) ?? Data()))
       }
     }
     return SHA256.hash(material).prefix(8).map { String(format: "%02x", $0) }.joined()
+  }
+
+  /// A project module's folder: Sources/<layer>/<module> (docs/architecture.md), found in
+  /// whichever layer holds it.
+  static func moduleFolder(_ module: String, in sources: String) -> String {
+    let layers = (try? FileManager.default.contentsOfDirectory(atPath: sources)) ?? []
+    for layer in layers.sorted()
+    where FileManager.default.fileExists(
+      atPath: sources + "/" + layer + "/" + module)
+    {
+      return sources + "/" + layer + "/" + module
+    }
+    return sources + "/" + module
   }
 
   static func files(under directory: String) -> [String] {
@@ -105,7 +117,8 @@ public struct BitchatSourcePackage: Sendable {
     try manager.createDirectory(atPath: sources, withIntermediateDirectories: true)
     for module in Self.projectModules {
       try manager.createSymbolicLink(
-        atPath: sources + "/" + module, withDestinationPath: projectSources + "/" + module)
+        atPath: sources + "/" + module,
+        withDestinationPath: Self.moduleFolder(module, in: projectSources))
     }
     for module in ["Combine", "Network", "FoundationNetworkingShim", "ArtiLinux", "Checks"] {
       try manager.createSymbolicLink(

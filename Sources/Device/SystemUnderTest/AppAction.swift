@@ -16,82 +16,9 @@ import Vocabulary
 ///     {"action": "path-change", "status": "unsatisfied"}
 ///     {"at": 3, "action": "open-url", "url": "onionbrowser://example.com/"}
 public struct AppAction: Sendable, Equatable {
-  public enum Kind: Sendable, Equatable {
-    case start
-    case foreground
-    case background
-    case setPreference(Bool)
-    case revokeActivation
-    case grantActivation
-    /// An NWPathMonitor update; `satisfied` false is an unsatisfied path.
-    case pathChange(satisfied: Bool)
-    case addRelay(String)
-    case sendMessage(String)
-    case refreshDirectory
-    /// An incoming app URL (that Onion Browser version's URL schemes; onion-browser-N only).
-    case openURL(String)
-    case wait(Double)
-    /// A registered verb (``ActionVerbs``) this driver does not act on: recorded, nothing else.
-    case other(verb: String, argument: ActionValue?)
-
-    /// The action an actions file's verb and argument (read by the verb's
-    /// ``ActionVerb/driverArgument``) say.
-    public init(verb: String, argument: ActionValue?) {
-      switch (verb, argument) {
-      case ("start", _): self = .start
-      case ("foreground", _): self = .foreground
-      case ("background", _): self = .background
-      case ("set-preference", .text(let value)?): self = .setPreference(value == "on")
-      case ("revoke-activation", _): self = .revokeActivation
-      case ("grant-activation", _): self = .grantActivation
-      case ("path-change", .text(let status)?): self = .pathChange(satisfied: status == "satisfied")
-      case ("add-relay", .text(let url)?): self = .addRelay(url)
-      case ("send-message", .text(let text)?): self = .sendMessage(text)
-      case ("refresh-directory", _): self = .refreshDirectory
-      case ("open-url", .text(let url)?): self = .openURL(url)
-      case ("wait", .seconds(let seconds)?): self = .wait(seconds)
-      default: self = .other(verb: verb, argument: argument)
-      }
-    }
-
-    /// The verb as written (``ActionVerbs/all``).
-    public var name: String {
-      switch self {
-      case .start: return "start"
-      case .foreground: return "foreground"
-      case .background: return "background"
-      case .setPreference: return "set-preference"
-      case .revokeActivation: return "revoke-activation"
-      case .grantActivation: return "grant-activation"
-      case .pathChange: return "path-change"
-      case .addRelay: return "add-relay"
-      case .sendMessage: return "send-message"
-      case .refreshDirectory: return "refresh-directory"
-      case .openURL: return "open-url"
-      case .wait: return "wait"
-      case .other(let verb, _): return verb
-      }
-    }
-
-    /// The argument in the actions file's form, nil for none.
-    public var value: ActionValue? {
-      switch self {
-      case .setPreference(let on): return .text(on ? "on" : "off")
-      case .pathChange(let satisfied): return .text(satisfied ? "satisfied" : "unsatisfied")
-      case .addRelay(let text), .sendMessage(let text), .openURL(let text): return .text(text)
-      case .wait(let seconds): return .seconds(seconds)
-      case .other(_, let argument): return argument
-      case .start, .foreground, .background, .revokeActivation, .grantActivation,
-        .refreshDirectory:
-        return nil
-      }
-    }
-
-    public var argument: String? {
-      if case .wait(let seconds) = self { return String(seconds) }
-      return value?.description
-    }
-  }
+  /// The one typed action (Vocabulary); actions files read it with
+  /// ``ActionStep/init(verb:fileArgument:)``.
+  public typealias Kind = ActionStep
 
   public var at: Double?
   public var kind: Kind
@@ -109,7 +36,7 @@ public struct AppAction: Sendable, Equatable {
     if let at { parts.append("\"at\": " + ActionValue.seconds(at).description) }
     parts.append("\"action\": " + JSONText.quote(kind.name))
     if let field = ActionVerbs.verb(named: kind.name, in: verbs)?.driverArgument?.field,
-      let value = kind.value
+      let value = kind.fileArgument
     {
       switch value {
       case .seconds: parts.append("\"\(field)\": " + value.description)
@@ -210,11 +137,19 @@ public struct AppAction: Sendable, Equatable {
         argument = .seconds(seconds)
       }
     }
-    return AppAction(at: at, Kind(verb: name, argument: argument))
+    return AppAction(at: at, ActionStep(verb: name, fileArgument: argument))
   }
 }
 
 public struct AppActionError: Error, CustomStringConvertible, Sendable {
   public let description: String
   public init(_ description: String) { self.description = description }
+}
+
+extension ActionStep {
+  /// The argument as the driver's `action` event records it ("off", "80.0" for a wait).
+  public var eventArgument: String? {
+    if case .wait(let seconds) = self { return String(seconds) }
+    return fileArgument?.description
+  }
 }

@@ -322,7 +322,7 @@ public enum AppDriver {
 
   @AppActor static func perform(_ kind: AppAction.Kind, on runtime: AppRuntime) async {
     var fields: [String: EventValue] = ["action": .string(kind.name)]
-    if let argument = kind.argument { fields["argument"] = .string(argument) }
+    if let argument = kind.eventArgument { fields["argument"] = .string(argument) }
     runtime.log.record(.action, fields)
     switch kind {
     case .start: runtime.launch()
@@ -339,8 +339,9 @@ public enum AppDriver {
       runtime.log.record(.error, ["message": "open-url needs an onion-browser profile"])
     case .wait(let seconds):
       try? await runtime.scheduler.sleepOnClock(seconds)
-    // A registered verb with no model here: the action line above is its whole effect.
-    case .other: break
+    // The harness's own step (never in an actions file), or a registered verb with no model
+    // here: the action line above is its whole effect.
+    case .torCrash, .other: break
     }
   }
 }

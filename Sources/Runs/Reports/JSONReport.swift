@@ -110,7 +110,7 @@ public enum JSONReport {
         "actions",
         .array(
           s.app.actions.map { a in
-            .object([("at", .number(a.at)), ("do", .string(a.step.verb))])
+            .object([("at", .number(a.at)), ("do", .string(a.step.name))])
           })
       ),
       (

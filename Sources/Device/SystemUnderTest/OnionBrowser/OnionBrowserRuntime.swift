@@ -171,7 +171,7 @@ import TorControl
 
   public func perform(_ kind: AppAction.Kind) async {
     var fields: [String: EventValue] = ["action": .string(kind.name)]
-    if let argument = kind.argument { fields["argument"] = .string(argument) }
+    if let argument = kind.eventArgument { fields["argument"] = .string(argument) }
     log.record(.action, fields)
     switch kind {
     case .start: launch()

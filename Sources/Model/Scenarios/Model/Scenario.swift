@@ -322,7 +322,7 @@ public struct AppPlan: Sendable, Equatable {
     /// The steps this profile's app models (onion-browser-N: start, open-url, path-change,
     /// background, foreground).
     public func models(_ step: AppAction.Step, verbs: [ActionVerb] = ActionVerbs.all) -> Bool {
-      guard let verb = ActionVerbs.verb(named: step.verb, in: verbs) else { return false }
+      guard let verb = ActionVerbs.verb(named: step.name, in: verbs) else { return false }
       // The harness's own verbs act on the mock Tor, whatever the app.
       if verb.performer == .mockTor { return true }
       return verb.apps.contains(isOnionBrowser ? .onionBrowser : .bitchat)
@@ -331,7 +331,7 @@ public struct AppPlan: Sendable, Equatable {
     /// The verbs this profile's model acts on, as written.
     public func modelledVerbs(in verbs: [ActionVerb] = ActionVerbs.all) -> [String] {
       verbs.filter(\.inScenarios).map(\.name).filter {
-        models(AppAction.Step(verb: $0, argument: nil), verbs: verbs)
+        models(AppAction.Step(verb: $0, scenarioArgument: nil), verbs: verbs)
       }
     }
   }
@@ -360,78 +360,9 @@ public struct AppPlan: Sendable, Equatable {
 
 /// One step at a virtual time.
 public struct AppAction: Sendable, Equatable {
-  public enum Step: Sendable, Equatable {
-    case start
-    case foreground
-    case background
-    case setPreference(enabled: Bool)
-    case revokeActivation
-    case grantActivation
-    case pathChange
-    case addRelay(url: String)
-    case sendMessage(text: String)
-    case refreshDirectory
-    /// An incoming app URL (that Onion Browser version's URL schemes; onion-browser-N only).
-    case openURL(url: String)
-    case torCrash
-    /// A registered verb (``ActionVerbs``) the model does not act on: handed to the app
-    /// driver as written, with its argument.
-    case other(verb: String, argument: ActionValue?)
-
-    /// The step a scenario file's verb and argument (read by the verb's
-    /// ``ActionVerb/scenarioArgument``) say.
-    public init(verb: String, argument: ActionValue?) {
-      switch (verb, argument) {
-      case ("start", _): self = .start
-      case ("foreground", _): self = .foreground
-      case ("background", _): self = .background
-      case ("set-preference", .bool(let enabled)?): self = .setPreference(enabled: enabled)
-      case ("revoke-activation", _): self = .revokeActivation
-      case ("grant-activation", _): self = .grantActivation
-      case ("path-change", _): self = .pathChange
-      case ("add-relay", .text(let url)?): self = .addRelay(url: url)
-      case ("send-message", .text(let text)?): self = .sendMessage(text: text)
-      case ("refresh-directory", _): self = .refreshDirectory
-      case ("open-url", .text(let url)?): self = .openURL(url: url)
-      case ("tor-crash", _): self = .torCrash
-      default: self = .other(verb: verb, argument: argument)
-      }
-    }
-
-    /// The verb as written in scenario files (``ActionVerbs/all``).
-    public var verb: String {
-      switch self {
-      case .start: return "start"
-      case .foreground: return "foreground"
-      case .background: return "background"
-      case .setPreference: return "set-preference"
-      case .revokeActivation: return "revoke-activation"
-      case .grantActivation: return "grant-activation"
-      case .pathChange: return "path-change"
-      case .addRelay: return "add-relay"
-      case .sendMessage: return "send-message"
-      case .refreshDirectory: return "refresh-directory"
-      case .openURL: return "open-url"
-      case .torCrash: return "tor-crash"
-      case .other(let verb, _): return verb
-      }
-    }
-
-    /// The argument as the scenario file wrote it, nil for none.
-    public var argument: ActionValue? {
-      switch self {
-      case .setPreference(let enabled): return .bool(enabled)
-      case .addRelay(let text), .sendMessage(let text), .openURL(let text): return .text(text)
-      case .other(_, let argument): return argument
-      case .start, .foreground, .background, .revokeActivation, .grantActivation, .pathChange,
-        .refreshDirectory, .torCrash:
-        return nil
-      }
-    }
-
-    /// The verbs scenario files may write, in ``ActionVerbs/all``'s order.
-    public static var verbs: [String] { ActionVerbs.scenarioNames() }
-  }
+  /// The one typed action (Vocabulary); scenario files read it with
+  /// ``ActionStep/init(verb:scenarioArgument:)``.
+  public typealias Step = ActionStep
 
   public var at: Double
   public var step: Step

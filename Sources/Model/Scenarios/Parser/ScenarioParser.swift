@@ -389,9 +389,9 @@ public enum ScenarioParser {
         throw reader.fail(
           "do",
           profile.isOnionBrowser
-            ? "\"\(action.step.verb)\" is not modelled for the \(profile.rawValue) profile "
+            ? "\"\(action.step.name)\" is not modelled for the \(profile.rawValue) profile "
               + "(its verbs: " + profile.modelledVerbs(in: verbs).joined(separator: ", ") + ")"
-            : "\"\(action.step.verb)\" needs an onion-browser profile")
+            : "\"\(action.step.name)\" needs an onion-browser profile")
       }
       return action
     }
@@ -441,7 +441,7 @@ public enum ScenarioParser {
       case .seconds: argument = try r.seconds(spec.field, required: true).map(ActionValue.seconds)
       }
     }
-    return AppAction(at: at, step: AppAction.Step(verb: name, argument: argument))
+    return AppAction(at: at, step: ActionStep(verb: name, scenarioArgument: argument))
   }
 
   static func parseExpectation(

@@ -72,11 +72,11 @@ public enum ScenarioCommandLines {
     typealias Driver = SystemUnderTest.AppAction
     var actions: [Driver] = []
     if !scenario.app.activationGranted { actions.append(Driver(at: 0, .revokeActivation)) }
-    for relay in scenario.app.customRelays { actions.append(Driver(at: 0, .addRelay(relay))) }
+    for relay in scenario.app.customRelays { actions.append(Driver(at: 0, .addRelay(url: relay))) }
     for action in scenario.app.actions {
       if let kind = action.step.driverKind { actions.append(Driver(at: action.at, kind)) }
     }
-    actions.append(Driver(at: scenario.duration, .wait(0)))
+    actions.append(Driver(at: scenario.duration, .wait(seconds: 0)))
     return actions
   }
 
