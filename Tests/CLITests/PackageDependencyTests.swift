@@ -7,6 +7,8 @@ import Testing
   struct Target {
     let name: String
     let declared: Set<String>
+    /// Its folder: `path:` when given (Sources/<layer>/<name>), else SwiftPM's default.
+    let directory: String
   }
 
   /// The targets of Package.swift with their declared dependencies.
@@ -25,13 +27,19 @@ import Testing
     let name = /name: "(\w+)"/
     let dependencies = /dependencies: \[([^\]]*)\]/
     let quoted = /"(\w+)"/
+    let path = /path: "([^"]+)"/
     return starts.enumerated().compactMap { index, start in
       let end = index + 1 < starts.count ? starts[index + 1] : text.endIndex
       let chunk = text[start..<end]
       guard let found = chunk.firstMatch(of: name) else { return nil }
       let list = chunk.firstMatch(of: dependencies).map { String($0.1) } ?? ""
+      let name = String(found.1)
+      let directory =
+        chunk.firstMatch(of: path).map { String($0.1) }
+        ?? (name.hasSuffix("Tests") ? "Tests/" : "Sources/") + name
       return Target(
-        name: String(found.1), declared: Set(list.matches(of: quoted).map { String($0.1) }))
+        name: name, declared: Set(list.matches(of: quoted).map { String($0.1) }),
+        directory: directory)
     }
   }
 
@@ -55,8 +63,7 @@ import Testing
     let names = Set(targets.map(\.name))
     #expect(names.contains("FailClosedSupport") && names.contains("MockTorTests"), "the scan works")
     for target in targets {
-      let directory = (target.name.hasSuffix("Tests") ? "Tests/" : "Sources/") + target.name
-      let used = Self.imports(under: directory).intersection(names)
+      let used = Self.imports(under: target.directory).intersection(names)
       #expect(
         used == target.declared,
         """

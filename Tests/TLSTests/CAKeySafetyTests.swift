@@ -31,6 +31,6 @@ import Testing
       if text.contains("rootKeyPEM") { users.append(path) }
     }
     // Only its definition (and the initialiser that takes one back, for a second process).
-    #expect(users == ["TLS/TestCertificateAuthority.swift"], "\(users)")
+    #expect(users == ["Edges/TLS/TestCertificateAuthority.swift"], "\(users)")
   }
 }

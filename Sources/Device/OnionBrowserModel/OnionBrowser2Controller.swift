@@ -39,15 +39,15 @@ public struct OnionBrowser2Controller: TorFrameworkHost {
   /// `transport != .none`: the guard never cycles DisableNetwork.
   public let bridgesConfigured: Bool
   public private(set) var state = State.none
-  public private(set) var phase: BootstrapPhase?
-  public private(set) var lastProblem: BootstrapWarning?
+  public internal(set) var phase: BootstrapPhase?
+  public internal(set) var lastProblem: BootstrapWarning?
   var framework: TorFrameworkController?
   /// `torController` is set (nil after stopTor).
   private var controllerAttached = false
   var socketOpen = false
   var parser = ControlReplyParser()
   private var connectAt: Double?
-  private var networkEnabled = false
+  var networkEnabled = false
   private var guardCheckAt: Double?
   private var connectionTimeout = 0.0
   private var pendingConfiguration: [(String, String)] = []
@@ -235,38 +235,8 @@ public struct OnionBrowser2Controller: TorFrameworkHost {
     guardCheckAt = nil
   }
 
-  /// The harness's DisableNetwork=0 (OnionBrowserHarnessDeviation), once the app's own setup
-  /// is done: its observers are in place before tor's first event, as they are in the app,
-  /// whose tor has long been bootstrapping when the controller connects.
-  /// TAKEOWNERSHIP goes here too: sent with the app's own commands in flight, its answer
-  /// would reach their observers first (Tor.framework matches answers newest first).
-  private mutating func harnessEnableNetwork(into out: inout OnionBrowserOutput) {
-    guard !networkEnabled else { return }
-    networkEnabled = true
-    if deviation.takeOwnership {
-      send("TAKEOWNERSHIP", .plain, .configuration("harness"), into: &out)
-    }
-    guard deviation.enableNetwork else { return }
-    send(
-      OnionBrowserHarnessDeviation.enableNetworkCommand, .plain, .configuration("harness"),
-      into: &out)
-  }
-
-  private mutating func absorb(
-    _ status: OnionBrowserBootstrapStatus, into out: inout OnionBrowserOutput
-  ) {
-    if status.phase != phase {
-      phase = status.phase
-      out.reports.append(.bootstrap(status.phase))
-    }
-    if let problem = status.problem, problem != lastProblem {
-      lastProblem = problem
-      out.reports.append(.problem(problem))
-    }
-  }
-
   /// An app command through the controller it holds (none after stopTor: nothing is sent).
-  private mutating func send(
+  mutating func send(
     _ line: String, _ kind: TorFrameworkController.Kind,
     _ purpose: TorFrameworkController.Purpose, into out: inout OnionBrowserOutput
   ) {

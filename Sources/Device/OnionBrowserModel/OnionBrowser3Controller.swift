@@ -35,15 +35,15 @@ public struct OnionBrowser3Controller: TorFrameworkHost {
   public let deviation: OnionBrowserHarnessDeviation
   public let timings: OnionBrowserTimings
   public private(set) var status = Status.stopped
-  public private(set) var phase: BootstrapPhase?
-  public private(set) var lastProblem: BootstrapWarning?
+  public internal(set) var phase: BootstrapPhase?
+  public internal(set) var lastProblem: BootstrapWarning?
   /// torSocks5: the SOCKS listener tor reported ("127.0.0.1:39050").
   public private(set) var socksEndpoint: String?
   var framework: TorFrameworkController?
   var socketOpen = false
   var parser = ControlReplyParser()
   private var connectAt: Double?
-  private var networkEnabled = false
+  var networkEnabled = false
   private var resets: [String] = []
   private var pendingConfiguration: [(String, String)] = []
 
@@ -223,37 +223,7 @@ public struct OnionBrowser3Controller: TorFrameworkHost {
     send("RESETCONF " + resets.removeFirst(), .plain, .configuration("reset"), into: &out)
   }
 
-  /// The harness's DisableNetwork=0 (OnionBrowserHarnessDeviation), once the app's own setup
-  /// is done: its observers are in place before tor's first event, as they are in the app,
-  /// whose tor has long been bootstrapping when the controller connects.
-  /// TAKEOWNERSHIP goes here too: sent with the app's own commands in flight, its answer
-  /// would reach their observers first (Tor.framework matches answers newest first).
-  private mutating func harnessEnableNetwork(into out: inout OnionBrowserOutput) {
-    guard !networkEnabled else { return }
-    networkEnabled = true
-    if deviation.takeOwnership {
-      send("TAKEOWNERSHIP", .plain, .configuration("harness"), into: &out)
-    }
-    guard deviation.enableNetwork else { return }
-    send(
-      OnionBrowserHarnessDeviation.enableNetworkCommand, .plain, .configuration("harness"),
-      into: &out)
-  }
-
-  private mutating func absorb(
-    _ status: OnionBrowserBootstrapStatus, into out: inout OnionBrowserOutput
-  ) {
-    if status.phase != phase {
-      phase = status.phase
-      out.reports.append(.bootstrap(status.phase))
-    }
-    if let problem = status.problem, problem != lastProblem {
-      lastProblem = problem
-      out.reports.append(.problem(problem))
-    }
-  }
-
-  private mutating func send(
+  mutating func send(
     _ line: String, _ kind: TorFrameworkController.Kind,
     _ purpose: TorFrameworkController.Purpose, into out: inout OnionBrowserOutput
   ) {

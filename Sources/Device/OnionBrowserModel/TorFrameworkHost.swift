@@ -9,6 +9,16 @@ protocol TorFrameworkHost: Sendable {
   /// TORController on that socket, nil once it closed.
   var framework: TorFrameworkController? { get set }
   var parser: ControlReplyParser { get set }
+  /// The harness's deviation from the app (docs/onion-browser.md), and whether it was done.
+  var deviation: OnionBrowserHarnessDeviation { get }
+  var networkEnabled: Bool { get set }
+  /// The bootstrap as the app last read it.
+  var phase: BootstrapPhase? { get set }
+  var lastProblem: BootstrapWarning? { get set }
+  /// An app command through the controller the version holds.
+  mutating func send(
+    _ line: String, _ kind: TorFrameworkController.Kind,
+    _ purpose: TorFrameworkController.Purpose, into out: inout OnionBrowserOutput)
   mutating func tick(at now: Double) -> OnionBrowserOutput
   /// The version's answer to one of TORController's completion blocks.
   mutating func complete(
@@ -50,5 +60,36 @@ extension TorFrameworkHost {
       }
     }
     return out
+  }
+
+  /// The harness's DisableNetwork=0 (OnionBrowserHarnessDeviation), once the app's own setup
+  /// is done: its observers are in place before tor's first event, as they are in the app,
+  /// whose tor has long been bootstrapping when the controller connects.
+  /// TAKEOWNERSHIP goes here too: sent with the app's own commands in flight, its answer
+  /// would reach their observers first (Tor.framework matches answers newest first).
+  mutating func harnessEnableNetwork(into out: inout OnionBrowserOutput) {
+    guard !networkEnabled else { return }
+    networkEnabled = true
+    if deviation.takeOwnership {
+      send("TAKEOWNERSHIP", .plain, .configuration("harness"), into: &out)
+    }
+    guard deviation.enableNetwork else { return }
+    send(
+      OnionBrowserHarnessDeviation.enableNetworkCommand, .plain, .configuration("harness"),
+      into: &out)
+  }
+
+  /// A bootstrap status read: reported when the phase or the problem is new.
+  mutating func absorb(
+    _ status: OnionBrowserBootstrapStatus, into out: inout OnionBrowserOutput
+  ) {
+    if status.phase != phase {
+      phase = status.phase
+      out.reports.append(.bootstrap(status.phase))
+    }
+    if let problem = status.problem, problem != lastProblem {
+      lastProblem = problem
+      out.reports.append(.problem(problem))
+    }
   }
 }
