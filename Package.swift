@@ -99,7 +99,7 @@ let package = Package(
       dependencies: [
         "OONI", "Scenarios", "Lanes", "Reports", "Sandbox", "SystemUnderTest", "MockTor",
         "TorControl", "Audit", "SyntheticTraffic", "Capture", "Testnet", "TLS", "BitchatSource",
-        "FailClosedSupport",
+        "Vocabulary", "FailClosedSupport",
       ], path: "Sources/Front/FailClosedCLI"),
     .executableTarget(
       name: "failclosed", dependencies: ["FailClosedCLI", "FailClosedSupport"],
@@ -153,7 +153,7 @@ let package = Package(
       name: "CLITests",
       dependencies: [
         "FailClosedCLI", "Audit", "Capture", "Sandbox", "FailClosedSupport", "Scenarios",
-        "SyntheticTraffic", "Lanes",
+        "SyntheticTraffic", "Lanes", "Vocabulary",
       ]),
     .testTarget(
       name: "BitchatSourceTests",

@@ -2,6 +2,7 @@ import Foundation
 import Lanes
 import Scenarios
 import Testing
+import Vocabulary
 
 @testable import FailClosedCLI
 
@@ -71,5 +72,20 @@ struct SystemUnderTestRegistryTests {
     #expect(library.compactMap(ModelSystem.entry.adopt) == library)
     #expect(
       SystemUnderTestOption.spec.values == .words(["model", "bitchat-source"]))
+  }
+
+  /// `--help` reads the lists: every verb, censor action and system is named where a user
+  /// looks, and nothing else is.
+  @Test func theHelpTextsListTheRegisteredNames() {
+    let app = AppCommand().usage
+    for verb in ActionVerbs.all {
+      #expect(app.contains(verb.name) || !verb.inActionsFiles, "app --help: \(verb.name)")
+    }
+    let check = CheckCommand().usage
+    let verbs = ActionVerbs.scenarioNames().joined(separator: ", ")
+    #expect(check.contains("Action verbs: \(verbs)."))
+    #expect(check.contains(CensorAction.scenarioRules.map(\.rawValue).joined(separator: ", ")))
+    #expect(LeakAuditCommand().usage.contains("[--sut model|bitchat-source]"))
+    #expect(ReplayCommand().usage.contains("[--sut model|bitchat-source]"))
   }
 }

@@ -2,6 +2,7 @@ import BitchatSource
 import FailClosedSupport
 import Foundation
 import SystemUnderTest
+import Vocabulary
 
 /// `failclosed app`: runs the model of bitchat's Tor layer through timed actions and prints
 /// every event as a JSON line on stdout (docs/app-driver.md).
@@ -21,6 +22,7 @@ public struct AppCommand: Command {
                           [--state-dir DIR] [--socks HOST:PORT] [--ca FILE]
                           [--torrc-base FILE] [--transport apple|linux-foundation]
 
+    Actions: \(ActionVerbs.actionsFileNames().joined(separator: ", ")).
     Reads timed actions (JSON lines or a JSON array; see docs/app-driver.md) and prints each
     state change, notification, socket opened and request as a JSON line with its virtual time.
     With --epoch (the scenario runner's), time 0 is that instant on the run's clock, shared

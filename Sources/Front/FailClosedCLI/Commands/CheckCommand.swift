@@ -3,6 +3,7 @@ import Foundation
 import Lanes
 import Reports
 import Scenarios
+import Vocabulary
 
 /// `failclosed check FILE...`: validates scenario files without running them (no root): the
 /// schema's rules, names (censor targets, event names and fields, plans), times against the
@@ -22,6 +23,8 @@ public struct CheckCommand: Command {
     every time against the duration, and a mock plan that contradicts the censor (a blocked
     guard with a plan that bootstraps). Each error names the file and the field, with a "did
     you mean" when a known name is close. leak-audit runs the same checks first.
+    Action verbs: \(ActionVerbs.scenarioNames().joined(separator: ", ")).
+    Censor actions: \(CensorAction.scenarioRules.map(\.rawValue).joined(separator: ", ")).
 
     --mutate (needs root) runs each mock-lane scenario that has faults (a bootstrap plan other
     than healthy, censor rules, DNS poisoning, stream faults, a crash) twice: as written, and
