@@ -65,14 +65,6 @@ public struct ActionArgument: Sendable, Hashable {
     self.field = field
     self.values = values
   }
-
-  /// Whether a step may leave the field out.
-  public var isOptional: Bool {
-    switch values {
-    case .text(let fallback), .choice(_, let fallback): return fallback != nil
-    case .bool, .seconds: return false
-    }
-  }
 }
 
 /// An argument as read from a file, in the form its ``ActionArgument/Values`` says.

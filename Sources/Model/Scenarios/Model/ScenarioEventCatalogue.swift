@@ -59,16 +59,12 @@ public enum ScenarioEventCatalogue {
     "activation.reachable", "app.profile", "tor.state", "app.exited",
   ]
 
-  /// Name to field keys, in the guide's order.
-  public static var events: [(name: String, fields: [String])] { all.map { ($0.name, $0.fields) } }
-
-  public static var names: [String] { all.map(\.name) }
+  public static let names = all.map(\.name)
 
   /// TorManager's and NetworkActivationService's notifications: what the `notification` and
   /// `no-notification` expectations name.
-  public static var torNotificationNames: [String] {
-    all.filter { $0.source == .torNotification }.map(\.name)
-  }
+  public static let torNotificationNames = all.filter { $0.source == .torNotification }.map(
+    \.name)
 
   /// The field keys `name` can carry in `kinds`, nil for an unknown name.
   public static func fields(of name: String, in kinds: [ScenarioEventKind] = all) -> [String]? {

@@ -1,4 +1,3 @@
-import Foundation
 import Scenarios
 
 /// Which lanes a run takes (`--lane`): the mock lane, the real-Tor lane, or both.
@@ -10,10 +9,10 @@ public enum LaneSelection: String, Sendable, CaseIterable {
   /// Parses `--lane`, with the error naming the option and the choices.
   public init(option text: String) throws(LaneSelectionError) {
     guard let selection = Self(rawValue: text) else {
+      let names = Self.allCases.map(\.rawValue)
       throw LaneSelectionError(
-        "--lane: expected "
-          + Self.allCases.map(\.rawValue).joined(separator: ", ").replacingLast(", ", " or ")
-          + ", got '\(text)'")
+        "--lane: expected \(names.dropLast().joined(separator: ", ")) or \(names.last!), "
+          + "got '\(text)'")
     }
     self = selection
   }
@@ -32,12 +31,4 @@ public enum LaneSelection: String, Sendable, CaseIterable {
 public struct LaneSelectionError: Error, CustomStringConvertible, Sendable {
   public let description: String
   init(_ description: String) { self.description = description }
-}
-
-extension String {
-  /// The last `separator` replaced: "a, b, c" to "a, b or c".
-  fileprivate func replacingLast(_ separator: String, _ replacement: String) -> String {
-    guard let range = range(of: separator, options: .backwards) else { return self }
-    return replacingCharacters(in: range, with: replacement)
-  }
 }
