@@ -4,6 +4,8 @@
 // arti-client (TorClient::create_bootstrapped, the SOCKS listener) comes from an ArtiBootstrap
 // backend: on the mock lane, the harness's mock Tor with the arti personality, which itself
 // binds SOCKS only once bootstrapped; on the real-Tor lane, Debian's tor (DebianTorArtiBootstrap).
+// One addition that is not lib.rs: a scenario may fix which of two overlapping bootstraps ends
+// first (ArtiBootstrapEndOrder), which with a real Arti its retry schedule decides.
 import Foundation
 
 #if canImport(Glibc)
@@ -20,6 +22,8 @@ final class ArtiState: @unchecked Sendable {
   private var summary = ""
   private var shutdown: ArtiShutdown?
   var backend: any ArtiBootstrap = ArtiBackendChoice.fromEnvironment()
+  /// Not lib.rs: the instances and the order their bootstraps end in (ArtiBootstrapEndOrder).
+  let instances = ArtiInstances()
 
   var isRunning: Bool {
     get { lock.withLock { running } }
@@ -44,8 +48,11 @@ final class ArtiState: @unchecked Sendable {
 
 /// lib.rs's oneshot shutdown channel: sent once, observed by the running task.
 final class ArtiShutdown: @unchecked Sendable {
+  /// The instance (``ArtiInstances``) this channel stops.
+  let instance: Int
   private let condition = NSCondition()
   private var sent = false
+  init(instance: Int) { self.instance = instance }
   func send() {
     condition.lock()
     sent = true
@@ -93,6 +100,12 @@ public enum ArtiBackendChoice {
     return ExternalArtiBootstrap(address: address)
   }
 
+  /// The order overlapping bootstraps end in, for every later arti_start (the driver's
+  /// `--bootstrap-end-order`, from the scenario).
+  public static func orderBootstrapEnds(_ order: ArtiBootstrapEndOrder) {
+    ArtiState.shared.instances.order = order
+  }
+
   /// Every later arti_start runs Debian's tor (``DebianTorArtiBootstrap``).
   public static func useDebianTor(_ configuration: DebianTorArtiConfiguration) {
     ArtiState.shared.backend = DebianTorArtiBootstrap(configuration: configuration)
@@ -106,7 +119,7 @@ public func arti_start(_ dataDir: UnsafePointer<CChar>?, _ socksPort: UInt16) ->
   let state = ArtiState.shared
   if state.isRunning { return -1 }
   guard let dataDir, let path = String(validatingCString: dataDir) else { return -2 }
-  let shutdown = ArtiShutdown()
+  let shutdown = ArtiShutdown(instance: state.instances.begin())
   _ = state.replaceShutdown(shutdown)
   let backend = state.backend
   // lib.rs spawns run_arti on the tokio runtime, then sets IS_RUNNING and "Starting..."; the
@@ -122,6 +135,7 @@ public func arti_start(_ dataDir: UnsafePointer<CChar>?, _ socksPort: UInt16) ->
     }
     state.isRunning = false
     state.bootstrapProgress = 0
+    state.instances.exited(shutdown.instance)
   }
   state.isRunning = true
   state.bootstrapProgress = 0
@@ -135,7 +149,10 @@ public func arti_start(_ dataDir: UnsafePointer<CChar>?, _ socksPort: UInt16) ->
 public func arti_stop() -> Int32 {
   let state = ArtiState.shared
   if !state.isRunning { return -1 }
-  state.replaceShutdown(nil)?.send()
+  if let shutdown = state.replaceShutdown(nil) {
+    state.instances.stop(shutdown.instance)
+    shutdown.send()
+  }
   // lib.rs: "Give async tasks time to complete".
   usleep(200_000)
   state.isRunning = false
@@ -192,8 +209,10 @@ func runArti(
   let cacheDirectory = dataDirectory + "/cache"
   state.bootstrapSummary = "Bootstrapping..."
   let client = try backend.bootstrap(stateDirectory: stateDirectory, cacheDirectory: cacheDirectory)
+  state.instances.holdBootstrapEnd(shutdown.instance)
   state.bootstrapProgress = 100
   state.bootstrapSummary = "Ready"
+  state.instances.bootstrapEnded(shutdown.instance)
   let listener = try client.serveSOCKS(port: socksPort)
   shutdown.wait()
   // lib.rs: the summary, then run_arti returns and drops the listener and the client.

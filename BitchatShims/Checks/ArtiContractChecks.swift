@@ -30,6 +30,61 @@ final class ControlledBootstrap: ArtiBootstrap, ArtiClient, @unchecked Sendable 
   }
 }
 
+/// Bootstraps that all end at once, when `release()` is called: the mock lane's case, where
+/// every instance watches the same SOCKS port.
+final class SharedGateBootstrap: ArtiBootstrap, ArtiClient, @unchecked Sendable {
+  private let condition = NSCondition()
+  private var open = false
+  func release() {
+    condition.lock()
+    open = true
+    condition.broadcast()
+    condition.unlock()
+  }
+
+  func bootstrap(stateDirectory: String, cacheDirectory: String) throws -> any ArtiClient {
+    condition.lock()
+    while !open { condition.wait() }
+    condition.unlock()
+    return self
+  }
+
+  func serveSOCKS(port: UInt16) throws -> ArtiListener { NoListener() }
+}
+
+struct NoListener: ArtiListener {
+  func stop() {}
+}
+
+/// Starts an instance, stops it while it bootstraps, starts the next, then ends both
+/// bootstraps at once under `order`; returns what bitchat would then read, once settled.
+func restartDuringBootstrap(_ order: ArtiBootstrapEndOrder) -> (
+  running: Int32, progress: Int32, summary: String
+)? {
+  let backend = SharedGateBootstrap()
+  ArtiState.shared.backend = backend
+  ArtiBackendChoice.orderBootstrapEnds(order)
+  defer { ArtiBackendChoice.orderBootstrapEnds(.asTheyHappen) }
+  let directory = NSTemporaryDirectory() + "arti-order-\(getpid())"
+  defer { try? FileManager.default.removeItem(atPath: directory) }
+  guard arti_start(directory, 39999) == 0, waitUntil(2, { summary() == "Bootstrapping..." }),
+    arti_stop() == 0, arti_start(directory, 39999) == 0,
+    waitUntil(2, { summary() == "Bootstrapping..." })
+  else { return nil }
+  backend.release()
+  // Settled: the stopped instance's task has said "Shutting down..." and made its last stores
+  // (stopped-last), or the new one is "Ready" after them (stopped-first).
+  let settled = waitUntil(3) {
+    order == .stoppedLast
+      ? summary() == "Shutting down..." && arti_bootstrap_progress() == 0
+      : summary() == "Ready" && arti_bootstrap_progress() == 100
+  }
+  usleep(50_000)
+  let seen = (arti_is_running(), arti_bootstrap_progress(), summary())
+  _ = arti_stop()
+  return settled ? seen : (seen.0, seen.1, seen.2 + " (not settled)")
+}
+
 func summary(length: Int32 = 256) -> String {
   var buffer = [CChar](repeating: 0, count: Int(length))
   _ = arti_bootstrap_summary(&buffer, length)
@@ -132,6 +187,28 @@ enum ArtiContractChecks {
       backend.release()
       _ = waitUntil(2) { arti_bootstrap_progress() == 100 }
       _ = arti_stop()
+      return nil
+    },
+    Check("arti: stopped-last: the stopped instance's exit lands last (lib.rs's race, every time)")
+    {
+      for attempt in 1...3 {
+        guard let seen = restartDuringBootstrap(.stoppedLast) else { return "could not restart" }
+        guard seen.running == 0, seen.progress == 0, seen.summary == "Shutting down..." else {
+          return
+            "attempt \(attempt): running \(seen.running), progress \(seen.progress), '\(seen.summary)'"
+        }
+      }
+      return nil
+    },
+    Check("arti: stopped-first: the new instance's Ready lands last (bitchat recovers)") {
+      for attempt in 1...3 {
+        guard let seen = restartDuringBootstrap(.stoppedFirst) else { return "could not restart" }
+        // lib.rs's old task stores not running on its exit, before the new one's Ready.
+        guard seen.running == 0, seen.progress == 100, seen.summary == "Ready" else {
+          return
+            "attempt \(attempt): running \(seen.running), progress \(seen.progress), '\(seen.summary)'"
+        }
+      }
       return nil
     },
     Check("arti: external mode is bootstrapped exactly when the mock's SOCKS port accepts") {

@@ -6,10 +6,13 @@ import Tor
 
 // bitchat-source-driver --actions FILE [--state-dir DIR] [--ca FILE]
 //                       [--transport apple|linux-foundation] [--tor-base TORRC]
+//                       [--bootstrap-end-order as-they-happen|stopped-last|stopped-first]
 // Everything bitchat keeps on disk goes under the state directory: its Application Support
 // (XDG_DATA_HOME: the Arti data directory, the relay-directory cache) and UserDefaults.
 // --tor-base: arti.h runs Debian's tor pinned by that base (the real-Tor lane), its logs in
 // <state-dir>/tor; without it, arti.h waits for the mock Tor's SOCKS port (the mock lane).
+// --bootstrap-end-order: which of two overlapping bootstraps (a restart while one is pending)
+// ends first (ArtiBootstrapEndOrder; the scenario's tor.bootstrapEndOrder).
 
 func usage(_ message: String) -> Never {
   FileHandle.standardError.write(("bitchat-source-driver: " + message + "\n").data(using: .utf8)!)
@@ -43,6 +46,15 @@ if let base = options["tor-base"] {
   } catch {
     usage("\(error)")
   }
+}
+if let order = options["bootstrap-end-order"] {
+  guard let chosen = ArtiBootstrapEndOrder(rawValue: order) else {
+    usage(
+      "--bootstrap-end-order must be "
+        + ArtiBootstrapEndOrder.allCases.map(\.rawValue).joined(separator: ", ")
+        + ", got '\(order)'")
+  }
+  ArtiBackendChoice.orderBootstrapEnds(chosen)
 }
 if let ca = options["ca"] {
   guard let pem = try? String(contentsOfFile: ca, encoding: .utf8) else {

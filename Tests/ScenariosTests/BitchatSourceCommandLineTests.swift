@@ -68,4 +68,42 @@ struct BitchatSourceCommandLineTests {
           "--ca", "/w/world-ca.pem", "--transport", "apple",
         ])
   }
+
+  @Test func theRestartScenariosOrderArtisBootstrapsAndTheDriverIsTold() throws {
+    let race = try load("path-change-and-restart.json")
+    let benign = try load("path-change-and-restart-stopped-first.json")
+    #expect(race.tor.mock?.bootstrapEndOrder == .stoppedLast)
+    #expect(benign.tor.mock?.bootstrapEndOrder == .stoppedFirst)
+    let command = ScenarioCommandLines.bitchatSourceApp(
+      driver: "/d", transport: .apple, actionsFile: "/a", stateDirectory: "/s",
+      trustAnchors: "/c", bootstrapEndOrder: race.tor.mock?.bootstrapEndOrder)
+    #expect(command.suffix(2) == ["--bootstrap-end-order", "stopped-last"])
+    // Everything else about the two files is the same restart.
+    #expect(race.app.actions == benign.app.actions)
+    #expect(race.duration == benign.duration)
+  }
+
+  @Test func theOrderIsArtisOnlyAndItsWordsAreTheShimsWords() throws {
+    let text = try String(
+      contentsOfFile: scenariosDirectory + "/path-change-and-restart.json", encoding: .utf8)
+    let ctor = text.replacingOccurrences(
+      of: #""personality": "arti""#, with: #""personality": "ctor""#)
+    #expect(throws: ScenarioError.self) { try ScenarioParser.parse(ctor, file: "Scenarios/c.json") }
+    let misspelt = text.replacingOccurrences(of: "stopped-last", with: "stoped-last")
+    do {
+      _ = try ScenarioParser.parse(misspelt, file: "Scenarios/m.json")
+      Issue.record("a misspelt order parsed")
+    } catch {
+      #expect("\(error)".contains("tor.bootstrapEndOrder"))
+    }
+    // The shims' driver (a package of its own) spells the same words.
+    let shim = try String(
+      contentsOfFile: scenariosDirectory + "/../BitchatShims/ArtiLinux/ArtiBootstrapEndOrder.swift",
+      encoding: .utf8)
+    let words = shim.split(separator: "\n").compactMap { line -> String? in
+      guard line.contains("case "), let open = line.firstIndex(of: "\"") else { return nil }
+      return String(line[line.index(after: open)...].prefix { $0 != "\"" })
+    }
+    #expect(words == TorPlan.BootstrapEndOrder.allCases.map(\.rawValue))
+  }
 }

@@ -91,6 +91,9 @@ public enum JSONReport {
       members.append(("fetchThroughExit", .bool(fetched)))
     }
     if let error = r.outcome.runError { members.append(("runError", .string(error))) }
+    if !r.outcome.earlierRuns.isEmpty {
+      members.append(("earlierRuns", .array(r.outcome.earlierRuns.map { .string($0) })))
+    }
     members += [
       (
         "expectations",

@@ -7,12 +7,16 @@ public enum TerminalFormat {
   /// "[ 3/23] healthy-baseline                         PASS           1.2 s"
   public static func progressLine(
     index: Int, total: Int, name: String, verdict: ScenarioVerdict, wallSeconds: Double,
-    nameWidth: Int = 44
+    nameWidth: Int = 44, earlierRuns: Int = 0
   ) -> String {
     let width = String(total).count
     let counter = "[" + pad(String(index), width, left: true) + "/\(total)]"
+    let rerun =
+      earlierRuns == 0
+      ? ""
+      : "  (run \(earlierRuns + 1): the harness was late in the run\(earlierRuns == 1 ? "" : "s") before)"
     return counter + " " + pad(clip(name, nameWidth), nameWidth) + " "
-      + pad(label(verdict), 12) + " " + pad(duration(wallSeconds), 8, left: true)
+      + pad(label(verdict), 12) + " " + pad(duration(wallSeconds), 8, left: true) + rerun
   }
 
   /// The verdict as shown on a terminal; inconclusive is spelled out, never abbreviated.

@@ -215,7 +215,8 @@ public struct LeakAuditCommand: Command {
       print(
         TerminalFormat.progressLine(
           index: progress.increment(), total: total, name: result.scenario.name,
-          verdict: result.verdict, wallSeconds: result.outcome.wallSeconds))
+          verdict: result.verdict, wallSeconds: result.outcome.wallSeconds,
+          earlierRuns: result.outcome.earlierRuns.count))
     }
   }
 
@@ -239,7 +240,8 @@ public struct LeakAuditCommand: Command {
         print(
           TerminalFormat.progressLine(
             index: progress.increment(), total: total, name: result.scenario.name,
-            verdict: result.verdict, wallSeconds: result.outcome.wallSeconds))
+            verdict: result.verdict, wallSeconds: result.outcome.wallSeconds,
+            earlierRuns: result.outcome.earlierRuns.count))
       case .failed(let reason):
         FailClosedMain.printError("failclosed leak-audit: real-Tor lane: \(reason)")
       }

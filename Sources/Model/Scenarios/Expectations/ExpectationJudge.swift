@@ -24,6 +24,11 @@ public enum ExpectationJudge {
       reasons.append("the run did not complete: \(runError)")
       verdict = .inconclusive
     }
+    let lateActions = ActionTiming.lateActions(scenario, events: outcome.events)
+    if let late = ActionTiming.fault(lateActions) {
+      reasons.append(late)
+      verdict = .inconclusive
+    }
     if outcome.audit.verdict == .inconclusive {
       let why = outcome.audit.inconclusiveReasons.joined(separator: "; ")
       reasons.append("the capture is inconclusive" + (why.isEmpty ? "" : ": \(why)"))
@@ -35,7 +40,7 @@ public enum ExpectationJudge {
       reasons += inconclusive.map { "undecided: \($0.expectation.sentence)" }
     }
     let failed = results.filter { $0.status == .failed }
-    if !failed.isEmpty, outcome.runError == nil {
+    if !failed.isEmpty, outcome.runError == nil, lateActions.isEmpty {
       verdict = .failed
       reasons += failed.map { "failed: \($0.expectation.sentence): \($0.reason)" }
     }
@@ -51,7 +56,8 @@ public enum ExpectationJudge {
           ? "the canary's leak was caught" : "every expectation met and no leak in the capture")
     }
     return Judgement(
-      verdict: verdict, expectations: results, leaks: leaks, exposure: exposure, reasons: reasons)
+      verdict: verdict, expectations: results, leaks: leaks, exposure: exposure, reasons: reasons,
+      lateActions: lateActions)
   }
 
   /// Leaks that began while the scenario had the Tor preference off are the user's choice.

@@ -53,15 +53,23 @@ public struct Judgement: Sendable, Equatable {
   public var exposure: [ScenarioLeak]
   /// Why the verdict is what it is, for a reader, one line each.
   public var reasons: [String]
+  /// Timed actions the app performed too late (``ActionTiming``): the run is the harness's
+  /// fault and may be run again.
+  public var lateActions: [ActionTiming.LateAction]
 
   public init(
     verdict: ScenarioVerdict, expectations: [ExpectationResult], leaks: [ScenarioLeak],
-    exposure: [ScenarioLeak], reasons: [String]
+    exposure: [ScenarioLeak], reasons: [String], lateActions: [ActionTiming.LateAction] = []
   ) {
     self.verdict = verdict
     self.expectations = expectations
     self.leaks = leaks
     self.exposure = exposure
     self.reasons = reasons
+    self.lateActions = lateActions
   }
+
+  /// The harness, not the app, made this run unjudgeable, and nothing caught outweighs that:
+  /// run it again.
+  public var isHarnessLate: Bool { !lateActions.isEmpty && verdict == .inconclusive }
 }

@@ -143,6 +143,20 @@ public struct TorPlan: Sendable, Equatable {
     case ctor
   }
 
+  /// Which of two overlapping Arti bootstraps ends first, when the app restarts Tor while a
+  /// bootstrap is pending (lib.rs lets the stopped one go on). With a real Arti its retry
+  /// schedule decides; a scenario fixes it so the outcome is the same every run. bitchat's own
+  /// code only (arti.h, docs/findings/bitchat-arti-restart-race.md): the model's TorManager
+  /// has no such overlap.
+  public enum BootstrapEndOrder: String, Sendable, CaseIterable {
+    /// As they happen.
+    case asTheyHappen = "as-they-happen"
+    /// The stopped instance's bootstrap ends after the new one's.
+    case stoppedLast = "stopped-last"
+    /// The new instance's bootstrap ends after the stopped one's task has exited.
+    case stoppedFirst = "stopped-first"
+  }
+
   public var personality: Personality
   /// The mock's bootstrap plan as written: "healthy:5", "stall:conn:timeout", "never",
   /// "flap:10", "crash:30". ``plan`` is its parsed form.
@@ -150,15 +164,18 @@ public struct TorPlan: Sendable, Equatable {
   public var faults: [StreamFault]
   /// Virtual second at which the Tor process crashes, if it does.
   public var crashAt: Double?
+  /// nil: as they happen.
+  public var bootstrapEndOrder: BootstrapEndOrder?
 
   public init(
     personality: Personality, bootstrap: String, faults: [StreamFault] = [],
-    crashAt: Double? = nil
+    crashAt: Double? = nil, bootstrapEndOrder: BootstrapEndOrder? = nil
   ) {
     self.personality = personality
     self.bootstrap = bootstrap
     self.faults = faults
     self.crashAt = crashAt
+    self.bootstrapEndOrder = bootstrapEndOrder
   }
 }
 

@@ -38,7 +38,7 @@ public enum ScenarioEventCatalogue {
         "tor-\($0)", ScenarioEventKind.torFields, emittedBy: $0 == "exit" ? .onionBrowser : .all)
     }
     + [
-      ScenarioEventKind("action", ["action", "argument"], emittedBy: .all),
+      .action,
       ScenarioEventKind("error", ["message"], emittedBy: .all),
       .torCrashed, .censorChanged,
     ]

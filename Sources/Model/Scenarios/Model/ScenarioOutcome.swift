@@ -26,6 +26,9 @@ public struct ScenarioOutcome: Sendable, Equatable {
   public var reachability: [ReachabilityResult]? = nil
   /// Mock lane with a skipping clock: the idle time it jumped; nil on a plain clock.
   public var clockSkip: ClockSkip? = nil
+  /// Earlier runs of the same scenario set aside because the harness made them late
+  /// (``ActionTiming``), each one's reason; this outcome is the run after them.
+  public var earlierRuns: [String] = []
 
   public init(
     events: [ScenarioEvent] = [], bootstrap: [BootstrapSample] = [],
@@ -154,6 +157,9 @@ public struct ScenarioEventKind: Sendable, Hashable {
     "relay-rejected", ["relay", "phase", "kind", "target", "url", "reason", "error"])
   /// GeoRelayDirectory loaded its list: source=cache|bundle|remote.
   public static let directoryLoaded = ScenarioEventKind("directory-loaded", directoryFields)
+  /// The app performed a timed action (action=VERB, argument): when it did, against the file's
+  /// time (``ActionTiming``).
+  public static let action = ScenarioEventKind("action", ["action", "argument"], emittedBy: .all)
   /// The harness killed the mock Tor (a `crash:S` plan, `crashAt`, a `tor-crash` action):
   /// by=plan|action.
   public static let torCrashed = ScenarioEventKind(

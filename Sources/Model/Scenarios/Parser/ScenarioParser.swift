@@ -213,7 +213,9 @@ public enum ScenarioParser {
     -> TorPlan
   {
     try rejectOtherLane(r, ["client", "bridges"], lane: .mock)
-    try r.rejectUnknown(allowing: ["personality", "bootstrap", "faults", "crashAt", "note"])
+    try r.rejectUnknown(allowing: [
+      "personality", "bootstrap", "faults", "crashAt", "bootstrapEndOrder", "note",
+    ])
     let personality = TorPlan.Personality(
       rawValue: try r.oneOf("personality", TorPlan.Personality.allCases.map(\.rawValue))!)!
     let bootstrap = try r.string(
@@ -232,8 +234,17 @@ public enum ScenarioParser {
     if let crashAt, crashAt > duration {
       throw r.fail("crashAt", afterEnd(crashAt, duration))
     }
+    let order = try r.oneOf(
+      "bootstrapEndOrder", TorPlan.BootstrapEndOrder.allCases.map(\.rawValue), required: false
+    ).flatMap(TorPlan.BootstrapEndOrder.init(rawValue:))
+    if order != nil, personality != .arti {
+      throw r.fail(
+        "bootstrapEndOrder", "orders Arti's overlapping bootstraps: only with personality \"arti\"")
+    }
     _ = try r.string("note", required: false)
-    return TorPlan(personality: personality, bootstrap: bootstrap, faults: faults, crashAt: crashAt)
+    return TorPlan(
+      personality: personality, bootstrap: bootstrap, faults: faults, crashAt: crashAt,
+      bootstrapEndOrder: order)
   }
 
   static func afterEnd(_ t: Double, _ duration: Double) -> String {

@@ -1,6 +1,7 @@
 import Scenarios
 
-/// The mock lane's scheduler: scenarios `jobs` at a time through one ``ScenarioRunner``.
+/// The mock lane's scheduler: scenarios `jobs` at a time through one ``ScenarioRunner``; a run
+/// the harness made late runs again (``LateRunRetry``).
 public enum MockLaneBatch {
   /// Runs `scenarios`, telling `onResult` of each as it finishes (on the finishing task);
   /// the results come back in the given order.
@@ -18,7 +19,8 @@ public enum MockLaneBatch {
         let scenario = scenarios[index]
         next += 1
         group.addTask {
-          let result = ScenarioResult(scenario: scenario, outcome: await runner.run(scenario))
+          let outcome = await LateRunRetry.outcome(scenario) { await runner.run(scenario) }
+          let result = ScenarioResult(scenario: scenario, outcome: outcome)
           onResult(result)
           return (index, result)
         }

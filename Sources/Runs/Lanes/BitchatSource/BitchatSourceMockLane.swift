@@ -45,6 +45,7 @@ final class BitchatSourceMockLaneRun: MockLaneRun {
   override func appCommand(actionsFile: String, stateDirectory: String) -> [String] {
     ScenarioCommandLines.bitchatSourceApp(
       driver: driver, transport: transport, actionsFile: actionsFile,
-      stateDirectory: stateDirectory, trustAnchors: trustAnchors)
+      stateDirectory: stateDirectory, trustAnchors: trustAnchors,
+      bootstrapEndOrder: scenario.tor.mock?.bootstrapEndOrder)
   }
 }

@@ -30,14 +30,17 @@ extension ScenarioCommandLines {
   /// `failclosed app` (preferences.json, the relay-directory cache), the world's CA for TLS.
   /// On the real-Tor lane, `torrcBase` (the private network's settings) makes arti.h run
   /// Debian's tor pinned by it, with its logs in `<state>/tor` where the lane reads them.
+  /// `bootstrapEndOrder` (the scenario's) orders arti.h's overlapping bootstraps.
   public static func bitchatSourceApp(
     driver: String, transport: BitchatSourceTransport, actionsFile: String,
     stateDirectory: String,
-    trustAnchors: String, torrcBase: String? = nil
+    trustAnchors: String, torrcBase: String? = nil,
+    bootstrapEndOrder: TorPlan.BootstrapEndOrder? = nil
   ) -> [String] {
     [
       driver, "--actions", actionsFile, "--state-dir", stateDirectory, "--ca", trustAnchors,
       "--transport", transport.rawValue,
     ] + (torrcBase.map { ["--tor-base", $0] } ?? [])
+      + (bootstrapEndOrder.map { ["--bootstrap-end-order", $0.rawValue] } ?? [])
   }
 }

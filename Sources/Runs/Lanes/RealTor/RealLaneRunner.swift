@@ -88,7 +88,9 @@ public final class RealLaneRunner: @unchecked Sendable {
           var done: [(Int, ScenarioOutcome)] = []
           while let index = queue.withLock({ $0.popFirst() }) {
             let scenario = scenarios[index]
-            let outcome = await self.run(scenario, pcapPath: pcapPath(scenario), in: slot)
+            let outcome = await LateRunRetry.outcome(scenario) {
+              await self.run(scenario, pcapPath: pcapPath(scenario), in: slot)
+            }
             onResult(scenario, outcome)
             done.append((index, outcome))
           }

@@ -1,0 +1,86 @@
+import Audit
+import Testing
+
+@testable import Lanes
+@testable import Scenarios
+
+/// A timed action the app performed late makes the run the harness's fault: inconclusive
+/// (never a pass, never a failure of the app), a leak still a leak, and the batch runs it again.
+@Suite struct ActionTimingTests {
+  let scenario = makeScenario(
+    [.noLeak], actions: [AppAction(at: 100, step: .revokeActivation)])
+
+  func outcome(revokedAt time: Double, leaks: [ScenarioLeak] = []) -> ScenarioOutcome {
+    makeOutcome(
+      events: [
+        ev(0.004, "action", ["action": "start"]),
+        ev(time, "action", ["action": "revoke-activation"]),
+      ], leaks: leaks)
+  }
+
+  @Test func anActionOnTimeIsJudgedAsUsual() {
+    let judged = ExpectationJudge.judge(scenario, outcome(revokedAt: 100.2))
+    #expect(judged.lateActions.isEmpty)
+    #expect(judged.verdict == .pass)
+  }
+
+  @Test func anActionLateByMoreThanTheToleranceMakesTheRunInconclusiveNamingIt() {
+    let judged = ExpectationJudge.judge(scenario, outcome(revokedAt: 102.023))
+    #expect(judged.verdict == .inconclusive)
+    #expect(judged.isHarnessLate)
+    #expect(
+      judged.reasons.contains {
+        $0.contains("revoke-activation due at 100.0 s was performed at 102.023 s")
+      })
+  }
+
+  @Test func aLeakInALateRunIsStillALeak() {
+    let judged = ExpectationJudge.judge(
+      scenario, outcome(revokedAt: 103, leaks: [leak(.dns, at: 101)]))
+    #expect(judged.verdict == .leak)
+    #expect(!judged.isHarnessLate)
+  }
+
+  @Test func actionsAreMatchedInOrderAndOneTheAppNeverReportedIsNotATimingMatter() {
+    let twice = makeScenario(
+      [.noLeak],
+      actions: [
+        AppAction(at: 10, step: .revokeActivation), AppAction(at: 20, step: .revokeActivation),
+      ])
+    // The second revocation's event is the one at 20.1, not the first's at 10.
+    let events = [
+      ev(0, "action", ["action": "start"]), ev(10, "action", ["action": "revoke-activation"]),
+      ev(20.1, "action", ["action": "revoke-activation"]),
+    ]
+    #expect(ActionTiming.lateActions(twice, events: events).isEmpty)
+    #expect(ActionTiming.lateActions(twice, events: Array(events.prefix(2))).isEmpty)
+    let late = ActionTiming.lateActions(
+      twice, events: [events[0], events[1], ev(21, "action", ["action": "revoke-activation"])])
+    #expect(late.map(\.due) == [20])
+  }
+
+  @Test func theBatchRunsALateScenarioAgainAndReportsTheRunSetAside() async {
+    let runs = RunCounter()
+    let outcome = await LateRunRetry.outcome(scenario) {
+      runs.add()
+      return self.outcome(revokedAt: runs.value == 1 ? 102.5 : 100.01)
+    }
+    #expect(runs.value == 2)
+    #expect(outcome.earlierRuns.count == 1)
+    #expect(outcome.earlierRuns[0].contains("2.5 s late"))
+    #expect(ScenarioResult(scenario: scenario, outcome: outcome).verdict == .pass)
+    // Always late: the attempts end, inconclusive, never a pass.
+    let always = RunCounter()
+    let last = await LateRunRetry.outcome(scenario) {
+      always.add()
+      return self.outcome(revokedAt: 105)
+    }
+    #expect(always.value == LateRunRetry.attempts)
+    #expect(ScenarioResult(scenario: scenario, outcome: last).verdict == .inconclusive)
+  }
+}
+
+final class RunCounter: @unchecked Sendable {
+  private(set) var value = 0
+  func add() { value += 1 }
+}
