@@ -26,7 +26,7 @@ import Testing
       try? $0.result.get()
     }
     let withSource = LeakAuditCompare.comparable(loaded, a: "bitchat", b: "bitchat-source")
-    #expect(withSource.count == 19)
+    #expect(withSource.count == 20)
     #expect(withSource.allSatisfy { $0.app.profile == .bitchat && $0.lane == .mock })
     #expect(withSource.allSatisfy { $0.tor.mock?.personality == .arti })
     // Two model profiles also take the ctor scenarios and the hardened files.

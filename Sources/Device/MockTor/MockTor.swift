@@ -158,6 +158,22 @@ public final class MockTor: @unchecked Sendable {
     return socksAddress
   }
 
+  /// Arti binds its SOCKS port once bootstrapped. A bind that fails (the port held for a moment:
+  /// a client's connect to the unbound port can take it as its own source port, Linux's
+  /// ephemeral range holding 39050) is logged once and tried again at the next poll, so a
+  /// probe of the harness's never keeps the mock from listening; the error stays readable.
+  private func bindAfterBootstrap() {
+    let failedBefore = lock.withLock { bindError != nil }
+    do {
+      try bindListener()
+      lock.withLock { bindError = nil }
+    } catch {
+      if !failedBefore {
+        eventLog.record("listener-error", time: planTime, ["error": .string("\(error)")])
+      }
+    }
+  }
+
   private func bindListener() throws {
     let policy = configuration.personality.socksPolicy
     let newListener: SOCKSListener
@@ -232,10 +248,8 @@ public final class MockTor: @unchecked Sendable {
         eventLog.record("crash", time: planTime)
         return
       }
-      if configuration.personality == .arti, state.isReady, socksAddress == nil,
-        lock.withLock({ bindError == nil })
-      {
-        try? bindListener()
+      if configuration.personality == .arti, state.isReady, socksAddress == nil {
+        bindAfterBootstrap()
       }
       _ = connectionCounts
       // A real-time poll: it watches the plan, whose steps fall on the clock. On a skipping

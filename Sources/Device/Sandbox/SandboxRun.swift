@@ -79,7 +79,10 @@ public final class SandboxRun: @unchecked Sendable {
     SignalTeardown.arm()
     Reaper.reap()
     let run = SandboxRun(names: names)
-    SignalTeardown.register(run)
+    // A signal's teardown already under way: build nothing; its thread ends the process.
+    guard SignalTeardown.register(run) else {
+      while true { pause() }
+    }
     let start = DispatchTime.now().uptimeNanoseconds
     run.setBuilding(true)
     do {

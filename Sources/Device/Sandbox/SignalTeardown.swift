@@ -13,9 +13,16 @@ public enum SignalTeardown {
   nonisolated(unsafe) private static var runs: [ObjectIdentifier: SandboxRun] = [:]
   nonisolated(unsafe) private static var installed = false
 
-  static func register(_ run: SandboxRun) {
+  /// Registers `run` for the signal's teardown; false once a signal's teardown has taken its
+  /// list, when the run must build nothing (it would be left behind).
+  @discardableResult
+  static func register(_ run: SandboxRun) -> Bool {
     arm()
-    lock.withLock { runs[ObjectIdentifier(run)] = run }
+    return lock.withLock {
+      guard !terminating else { return false }
+      runs[ObjectIdentifier(run)] = run
+      return true
+    }
   }
 
   static func unregister(_ run: SandboxRun) {

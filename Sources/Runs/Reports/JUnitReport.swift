@@ -4,7 +4,10 @@ import Scenarios
 /// <failure>, an inconclusive run or a malformed file an <error>: never a pass.
 public enum JUnitReport {
   public static func render(_ report: RunReport) -> String {
-    let failures = report.count(.leak) + report.count(.failed)
+    let known = report.baseline?.knownScenarios ?? []
+    let skipped = report.results.filter { known.contains($0.scenario.name) }.count
+    let absent = report.baseline?.absent.count ?? 0
+    let failures = report.count(.leak) + report.count(.failed) - skipped + absent
     let errors = report.count(.inconclusive) + report.loadErrors.count
     let tests = report.results.count + report.loadErrors.count
     let time = report.results.reduce(0) { $0 + $1.outcome.wallSeconds }
@@ -13,7 +16,7 @@ public enum JUnitReport {
       "<testsuites name=\"failclosed\" tests=\"\(tests)\" failures=\"\(failures)\" "
         + "errors=\"\(errors)\" time=\"\(seconds(time))\">",
       "  <testsuite name=\"failclosed leak-audit\" tests=\"\(tests)\" failures=\"\(failures)\" "
-        + "errors=\"\(errors)\" skipped=\"0\" time=\"\(seconds(time))\" "
+        + "errors=\"\(errors)\" skipped=\"\(skipped)\" time=\"\(seconds(time))\" "
         + "timestamp=\"\(xmlEscaped(report.startedAt))\">",
     ]
     if !report.versions.isEmpty {
@@ -25,7 +28,17 @@ public enum JUnitReport {
       lines.append("    </properties>")
     }
     for result in report.results {
-      lines += testcase(result)
+      lines += testcase(result, known: known.contains(result.scenario.name))
+    }
+    // A known finding the run no longer shows: the baseline is out of date.
+    for (fingerprint, text) in (report.baseline?.absent ?? [:]).sorted(by: { $0.key < $1.key }) {
+      lines.append(
+        "    <testcase classname=\"failclosed.baseline\" name=\"\(xmlEscaped(fingerprint))\" "
+          + "time=\"0\">")
+      lines.append(
+        "      <failure type=\"absent\" message=\"in the baseline, not seen: "
+          + "\(xmlEscaped(text))\"/>")
+      lines.append("    </testcase>")
     }
     for error in report.loadErrors {
       lines.append(
@@ -41,7 +54,9 @@ public enum JUnitReport {
     return lines.joined(separator: "\n") + "\n"
   }
 
-  static func testcase(_ r: ScenarioResult) -> [String] {
+  /// A scenario whose every finding is in the baseline is <skipped> (pytest's xfail), with
+  /// its reasons: known, not a new failure.
+  static func testcase(_ r: ScenarioResult, known: Bool = false) -> [String] {
     var lines = [
       "    <testcase classname=\"failclosed.scenarios\" name=\"\(xmlEscaped(r.scenario.name))\" "
         + "file=\"\(xmlEscaped(r.scenario.path))\" time=\"\(seconds(r.outcome.wallSeconds))\">"
@@ -51,6 +66,12 @@ public enum JUnitReport {
     switch r.verdict {
     case .pass: break
     case .leak, .failed:
+      guard !known else {
+        lines.append(
+          "      <skipped type=\"known-finding\" message=\"known finding (baseline, unchanged): "
+            + "\(message)\">\(details)</skipped>")
+        break
+      }
       lines.append(
         "      <failure type=\"\(r.verdict.rawValue)\" message=\"\(message)\">\(details)</failure>")
     case .inconclusive:

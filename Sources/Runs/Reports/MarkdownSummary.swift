@@ -13,6 +13,13 @@ public enum MarkdownSummary {
           " Real-Tor lane: private network ready in \(TerminalFormat.duration($0))."
         } ?? "") + (TerminalFormat.clockSkipSentence(report).map { " \($0)." } ?? ""),
       "",
+    ]
+    if let baseline = report.baseline {
+      lines += ["## Findings against the baseline", ""] + baseline.lines.map { "- " + $0 }
+      if baseline.lines.isEmpty { lines.append("- no findings, and none known") }
+      lines.append("")
+    }
+    lines += [
       "| # | Scenario | Verdict | Leaks | Expectations met | Time |",
       "|---:|---|---|---:|---:|---:|",
     ]

@@ -66,10 +66,82 @@ public enum SARIFReport {
       for missed in r.judgement.expectations where missed.status == .failed {
         if missed.expectation.as(ScenarioExpectation.LeakCaught.self) != nil {
           results.append(canaryMissed(missed, r))
+        } else if report.baseline != nil {
+          // Against a baseline every finding is a result with its state.
+          results.append(expectationFailed(missed, r))
         }
       }
     }
+    if let baseline = report.baseline {
+      rules.append(
+        rule(
+          id: expectationFailedRuleID, name: "ExpectationFailed",
+          text:
+            "The app did not do what the scenario expects of a Tor integration that fails closed."
+        ))
+      results = results.map { withBaselineState($0, baseline) }
+      for (fingerprint, text) in baseline.absent.sorted(by: { $0.key < $1.key }) {
+        results.append(
+          .object([
+            ("ruleId", .string(expectationFailedRuleID)),
+            ("level", .string("note")),
+            ("message", .object([("text", .string(text))])),
+            ("partialFingerprints", .object([(findingKey, .string(fingerprint))])),
+            ("baselineState", .string("absent")),
+          ]))
+      }
+    }
     return document(report, rules: rules, results: results)
+  }
+
+  static let expectationFailedRuleID = "failclosed/expectation-failed"
+  static let findingKey = "failclosedFinding/v1"
+
+  /// The finding's fingerprint (as FindingBaseline keeps it) and its state, on a result.
+  static func withBaselineState(_ result: JSONValue, _ baseline: RunBaseline) -> JSONValue {
+    // A suppressed result (a canary's leak, exposure by the user's choice) is no finding.
+    guard case .object(var members) = result, result["suppressions"] == nil,
+      case .string(let finding)? = result["properties"]?["finding"]
+    else { return result }
+    let fingerprint = baseline.system + "|" + finding
+    members.append(
+      ("baselineState", .string(baseline.states[fingerprint] ?? BaselineState.new.rawValue)))
+    if let index = members.firstIndex(where: { $0.key == "partialFingerprints" }),
+      case .object(var prints) = members[index].value
+    {
+      prints.append((findingKey, .string(fingerprint)))
+      members[index].value = .object(prints)
+    }
+    return .object(members)
+  }
+
+  static func expectationFailed(_ failed: ExpectationResult, _ r: ScenarioResult) -> JSONValue {
+    .object([
+      ("ruleId", .string(expectationFailedRuleID)),
+      ("level", .string("error")),
+      (
+        "message",
+        .object([
+          (
+            "text",
+            .string(
+              "Scenario \(r.scenario.name): \(failed.expectation.sentence): \(failed.reason)")
+          )
+        ])
+      ),
+      ("locations", location(r)),
+      ("partialFingerprints", .object([])),
+      (
+        "properties",
+        .object([
+          ("scenario", .string(r.scenario.name)),
+          (
+            "finding",
+            .string("\(r.scenario.name)|expectation|\(failed.expectation.sentence)")
+          ),
+        ])
+      ),
+    ])
   }
 
   static func rule(id: String, name: String, text: String) -> JSONValue {
@@ -156,7 +228,13 @@ public enum SARIFReport {
       ),
       ("locations", location(r)),
       ("partialFingerprints", .object([("failclosedCanary/v1", .string(r.scenario.name))])),
-      ("properties", .object([("scenario", .string(r.scenario.name))])),
+      (
+        "properties",
+        .object([
+          ("scenario", .string(r.scenario.name)),
+          ("finding", .string("\(r.scenario.name)|canary|\(missed.expectation.sentence)")),
+        ])
+      ),
     ])
   }
 
@@ -188,6 +266,10 @@ public enum SARIFReport {
         "properties",
         .object([
           ("scenario", .string(r.scenario.name)),
+          (
+            "finding",
+            .string("\(r.scenario.name)|leak|\(leak.leakClass.rawValue)|\(leak.destination)")
+          ),
           ("destination", .string(leak.destination)),
           ("transport", .string(leak.transport)),
           ("names", .array(leak.names.map { .string($0) })),

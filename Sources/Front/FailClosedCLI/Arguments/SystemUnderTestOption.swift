@@ -35,6 +35,28 @@ enum SystemUnderTestOption {
     return system
   }
 
+  /// leak-audit's `--sut A,B`: each named system, in order, once; --bitchat-src as for one.
+  static func systems(
+    _ arguments: ParsedArguments, in systems: [TestedSystem] = TestedSystems.all
+  ) throws -> [TestedSystem] {
+    guard let list = arguments.value("sut"), list.contains(",") else {
+      return [try system(arguments, in: systems)]
+    }
+    var chosen: [TestedSystem] = []
+    for name in list.split(separator: ",", omittingEmptySubsequences: false).map(String.init) {
+      guard let system = TestedSystems.named(name, in: systems) else {
+        throw UsageError(
+          "--sut: expected names among " + TestedSystems.names(in: systems).joined(separator: ", ")
+            + " separated by commas, got '\(name)'")
+      }
+      guard !chosen.contains(where: { $0.name == name }) else {
+        throw UsageError("--sut: '\(name)' is named twice")
+      }
+      chosen.append(system)
+    }
+    return chosen
+  }
+
   /// The inputs a system gets ready with.
   static func inputs(_ arguments: ParsedArguments) -> TestedSystemInputs {
     TestedSystemInputs(

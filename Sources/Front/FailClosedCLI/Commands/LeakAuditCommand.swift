@@ -15,7 +15,8 @@ public struct LeakAuditCommand: Command {
     Usage: failclosed leak-audit [PATH ...] [--report DIR] [--filter TEXT] [--shard I/N]
                                  [--lane \(LaneSelection.choices)] [--jobs N] [--keep-pcaps]
                                  [--time-scale N] [--skip-idle|--no-skip-idle]
-                                 [--sut \(SystemUnderTestOption.choices)]
+                                 [--sut \(SystemUnderTestOption.choices)[,...]]
+                                 [--baseline FILE] [--write-baseline FILE]
                                  [--bitchat-src DIR] [--compare A,B [--compare-reuse SIDE=FILE]]
 
     Runs each scenario file (PATH: files or directories, default Scenarios/ and Scenarios/ooni/,
@@ -62,6 +63,16 @@ public struct LeakAuditCommand: Command {
     Reports (in reports/, or --report DIR): report.json, junit.xml, sarif.json, summary.md,
     index.html, and pcaps/ with the capture of every scenario that did not pass (of all with
     --keep-pcaps), which the reports name relative to DIR.
+    --sut A,B runs several systems in one go: the model's mock lane alone first (CPU-bound),
+    then the other lanes side by side; the first system's reports go to DIR, each other's to
+    DIR/NAME. bitchat-source waits in real time, so all its scenarios of a lane run at once.
+
+    --baseline FILE (a SARIF log written by --write-baseline FILE) holds known findings: each
+    finding is new, unchanged or absent (SARIF's baselineState, in sarif.json; the terminal and
+    summary.md list them; junit.xml marks a scenario whose every finding is known <skipped>).
+    Only new findings, or a known one no longer seen in a scenario that ran, fail the run.
+    A run action the harness performed late (more than 0.25 virtual s) makes that run
+    inconclusive; the batch runs it again, at most 3 times in all.
     Exit code: 0 all pass, 5 a leak or failed expectation, 2 inconclusive or setup error.
     Needs root (namespaces, nftables, capture).
     """
@@ -78,7 +89,7 @@ public struct LeakAuditCommand: Command {
         values: .words(LaneSelection.allCases.map(\.rawValue))),
       OptionSpec(
         "jobs", .single, valueName: "N",
-        help: "scenarios run side by side, both lanes \(ScenarioJobs.helpText)"),
+        help: "scenarios run side by side, both lanes \(ScenarioJobs.leakAuditHelpText)"),
       OptionSpec("keep-pcaps", .flag, help: "keep every capture in DIR/pcaps, not only failures"),
       OptionSpec("time-scale", .single, valueName: "N", help: "virtual seconds per second (25)"),
     ] + RunClockOption.skipIdleSpecs + [
@@ -86,6 +97,13 @@ public struct LeakAuditCommand: Command {
       OptionSpec(
         "bitchat-src", .single, valueName: "DIR", help: "bitchat checkout for bitchat-source",
         values: .directory),
+      OptionSpec(
+        "baseline", .single, valueName: "FILE",
+        help: "known findings (a SARIF log from --write-baseline): only new ones fail the run",
+        values: .file),
+      OptionSpec(
+        "write-baseline", .single, valueName: "FILE",
+        help: "write this run's findings as a baseline (SARIF) to FILE", values: .file),
       OptionSpec(
         "compare", .single, valueName: "A,B", help: "run bitchat scenarios on two sides, compare"),
       OptionSpec(
@@ -108,8 +126,8 @@ public struct LeakAuditCommand: Command {
     do { lanes = try LaneSelection(option: arguments.value("lane") ?? "all") } catch {
       throw UsageError(error.description)
     }
-    let jobs =
-      try arguments.integer("jobs", in: 1...ScenarioJobs.maximum) ?? ScenarioJobs.defaultCount
+    let requestedJobs = try arguments.integer("jobs", in: 1...ScenarioJobs.maximum)
+    let jobs = requestedJobs ?? ScenarioJobs.defaultCount
     let scale = try arguments.integer("time-scale", in: 1...1000) ?? 25
     guard Privilege.isRoot else {
       throw UsageError("leak-audit needs root (network namespaces, nftables, libpcap capture)")
@@ -132,76 +150,208 @@ public struct LeakAuditCommand: Command {
       return try await LeakAuditCompare.run(
         arguments, scenarios: scenarios, shard: shard, jobs: jobs, scale: compareScale)
     }
-    let system = try SystemUnderTestOption.system(arguments)
-    let setup = TestedSystems.plan(
-      scenarios, on: system, inputs: SystemUnderTestOption.inputs(arguments))
-    if let unavailable = setup.unavailable {
-      if unavailable.endsRun {
-        FailClosedMain.printError("failclosed leak-audit: bitchat-source: \(unavailable.reason)")
-        return ExitCode.usage
-      }
-      FailClosedMain.printError(
-        "failclosed leak-audit: skipping the bitchat-source lane: \(unavailable.reason)")
-      // Nothing else was asked for: the skip is the whole outcome, never a failure.
-      if setup.scenarios.isEmpty { return ExitCode.pass }
-    }
-    let selected = ScenarioSelection.select(
-      setup.scenarios, filter: arguments.value("filter"), shard: shard
-    ).filter { lanes.includes($0.lane) }
-    let mockLane = selected.filter { $0.lane == .mock }
-    let realLane = selected.filter { $0.lane == .realTor }
+    let systems = try SystemUnderTestOption.systems(arguments)
+    let baseline = try Self.readBaseline(arguments.value("baseline"))
+    var findings: [Finding] = []
     let report = arguments.value("report") ?? Self.defaultReportDirectory
+    var planned: [PlannedSystem] = []
+    var exitCode = ExitCode.pass
+    for (index, system) in systems.enumerated() {
+      let setup = TestedSystems.plan(
+        scenarios, on: system, inputs: SystemUnderTestOption.inputs(arguments))
+      if let unavailable = setup.unavailable {
+        if unavailable.endsRun {
+          FailClosedMain.printError(
+            "failclosed leak-audit: \(system.name): \(unavailable.reason)")
+          return ExitCode.usage
+        }
+        FailClosedMain.printError(
+          "failclosed leak-audit: skipping the bitchat-source lane: \(unavailable.reason)")
+        // Nothing else was asked for: the skip is the whole outcome, never a failure.
+        if setup.scenarios.isEmpty { continue }
+      }
+      let selected = ScenarioSelection.select(
+        setup.scenarios, filter: arguments.value("filter"), shard: shard
+      ).filter { lanes.includes($0.lane) }
+      // The first system's reports in DIR, each other's in DIR/NAME.
+      let directory = index == 0 ? report : report + "/" + system.name
+      var runnerOptions = ScenarioRunner.Options(
+        executable: Self.executablePath(), timeScale: Double(scale),
+        workDirectory: directory + "/work", bitchatSourceDriver: setup.bitchatSourceDriver)
+      runnerOptions.substituteBitchatSource = setup.substituteBitchatSource
+      runnerOptions.skipIdle = try RunClockOption.skipIdle(arguments)
+      planned.append(
+        PlannedSystem(
+          system: system, setup: setup, selected: selected, directory: directory,
+          runner: ScenarioRunner(options: runnerOptions), requestedJobs: requestedJobs))
+    }
     let keepAll = arguments.has("keep-pcaps")
-    let work = report + "/work"
-    var runnerOptions = ScenarioRunner.Options(
-      executable: Self.executablePath(), timeScale: Double(scale), workDirectory: work,
-      bitchatSourceDriver: setup.bitchatSourceDriver)
-    runnerOptions.substituteBitchatSource = setup.substituteBitchatSource
-    runnerOptions.skipIdle = try RunClockOption.skipIdle(arguments)
-    let runner = ScenarioRunner(options: runnerOptions)
     let startedAt = ISO8601DateFormatter().string(from: Date())
-    print(
-      "failclosed leak-audit: \(selected.count) scenarios: \(mockLane.count) on the mock lane, "
-        + "\(jobs) at a time, time x\(scale); \(realLane.count) on the real-Tor lane, "
-        + "\(min(jobs, max(realLane.count, 1))) at a time")
-    if let path = setup.bitchatSourceDriver {
-      print("bitchat-source: bitchat's own code (\(path)), in real time")
+    for plan in planned {
+      print(plan.announcement(scale: scale, prefix: planned.count > 1))
+      if let path = plan.setup.bitchatSourceDriver {
+        print("\(plan.system.name): bitchat's own code (\(path)), in real time")
+      }
     }
+    let outcomes = await Self.runPlanned(planned)
+    var verdicts: [String] = []
+    for (plan, outcome) in zip(planned, outcomes) {
+      var versions = Self.versions()
+      if !plan.realLane.isEmpty { versions["tor"] = Self.torVersion() }
+      var runReport = RunReport(
+        startedAt: startedAt, versions: versions, timeScale: Double(scale),
+        results: outcome.results, loadErrors: loadErrors,
+        networkReadySeconds: outcome.networkReadySeconds)
+      let found = Finding.of(runReport, system: plan.system.name)
+      findings += found
+      if let baseline {
+        runReport.baseline = baseline.compare(
+          found, system: plan.system.name, scenariosRun: Set(outcome.results.map(\.scenario.name))
+        ).runBaseline(for: runReport, system: plan.system.name)
+      }
+      verdicts.append(
+        "\(plan.system.name) \(TerminalFormat.label(runReport.verdict))"
+          + (runReport.baseline?.knownScenarios.isEmpty == false
+            ? " (against the baseline)" : ""))
+      print("")
+      if planned.count > 1 { print("\(plan.system.name):") }
+      print(TerminalFormat.summaryTable(runReport))
+      for note in outcome.results.compactMap(BitchatSourceFindings.note) { print(note) }
+      if let lines = runReport.baseline?.lines {
+        for line in lines { print(line) }
+        let known = runReport.baseline?.knownScenarios.count ?? 0
+        if known > 0, runReport.exitCode == ExitCode.pass {
+          print(
+            "\(plan.system.name): PASS against the baseline: every failure is a known finding "
+              + "(\(known) scenario\(known == 1 ? "" : "s"))")
+        }
+      }
+      // The table is out already; a report that cannot be written (a full disk) is named
+      // after it and never turns a leak into a setup error.
+      do {
+        let written = try ReportWriter.write(
+          runReport, to: plan.directory, keepAllPcaps: keepAll)
+        print("reports: \(written.filter { !$0.contains("/pcaps/") }.joined(separator: " "))")
+        exitCode = max(exitCode, runReport.exitCode)
+      } catch {
+        FailClosedMain.printError("failclosed leak-audit: --report \(plan.directory): \(error)")
+        exitCode = max(exitCode, ExitCode.afterReportFailure(runReport.exitCode))
+      }
+      try? FileManager.default.removeItem(atPath: plan.directory + "/work")
+    }
+    if let path = arguments.value("write-baseline") {
+      do {
+        try AtomicFile.write(
+          Array(
+            FindingBaseline(findings: findings).sarif(toolVersion: VersionCommand.version).utf8),
+          to: path)
+        print("baseline: \(findings.count) finding(s) written to \(path)")
+      } catch {
+        FailClosedMain.printError("failclosed leak-audit: --write-baseline \(path): \(error)")
+        exitCode = max(exitCode, ExitCode.usage)
+      }
+    }
+    // Where the time went: each lane's span from the start of the runs, for the benchmarks.
+    let spans = zip(planned, outcomes).flatMap { plan, outcome in
+      outcome.lanes.map { "\(plan.system.name) \($0.lane) \($0.text)" }
+    }
+    if !spans.isEmpty { print("lanes: " + spans.joined(separator: ", ")) }
+    if planned.count > 1 { print("leak-audit: " + verdicts.joined(separator: ", ")) }
+    return exitCode
+  }
+
+  /// `--baseline FILE`, read before anything runs; an unreadable or malformed file is a usage
+  /// error naming it.
+  static func readBaseline(_ path: String?) throws -> FindingBaseline? {
+    guard let path else { return nil }
+    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+      throw UsageError("--baseline \(path): cannot be read")
+    }
+    do { return try FindingBaseline(sarif: text, file: path) } catch {
+      throw UsageError("--baseline \(error)")
+    }
+  }
+
+  /// The lanes of every system, scheduled: the mock lanes of systems on the compressed clock
+  /// first, one after another (CPU-bound, they run alone); then every lane of the systems that
+  /// wait in real time, side by side; the other real-Tor lanes once those systems' mock-lane
+  /// runs have all set up (their start-up is their CPU burst: with the model's real lane
+  /// starting beside it, bitchat's 75 s stall poll drifted to 76.1 s). Results per system in
+  /// file order.
+  static func runPlanned(_ planned: [PlannedSystem]) async -> [PlannedSystem.Outcome] {
+    let total = planned.reduce(0) { $0 + $1.selected.count }
     let progress = ProgressCounter()
-    var results = await Self.runAll(
-      mockLane, runner: runner, jobs: jobs, total: selected.count, progress: progress)
-    var networkReady: Double?
-    if !realLane.isEmpty {
-      let real = await Self.runRealLane(
-        realLane, executable: Self.executablePath(), directory: work + "/real-lane", jobs: jobs,
-        total: selected.count, progress: progress, bitchatSourceDriver: setup.bitchatSourceDriver)
-      results += real.results
-      networkReady = real.networkReadySeconds
+    let wall = SystemClock()
+    var mockResults: [[ScenarioResult]] = Array(repeating: [], count: planned.count)
+    var lanes: [[PlannedSystem.LaneTime]] = Array(repeating: [], count: planned.count)
+    for (index, plan) in planned.enumerated() where !plan.system.waitsInRealTime {
+      let start = wall.now
+      mockResults[index] = await runAll(
+        plan.mockLane, runner: plan.runner, jobs: plan.mockJobs, total: total, progress: progress)
+      if !plan.mockLane.isEmpty {
+        lanes[index].append(.init(lane: "mock", from: start, to: wall.now))
+      }
     }
-    // Reports list scenarios in file order, whichever lane ran them.
-    let order = Dictionary(
-      selected.enumerated().map { ($0.element.path, $0.offset) }, uniquingKeysWith: { a, _ in a })
-    results.sort { (order[$0.scenario.path] ?? 0) < (order[$1.scenario.path] ?? 0) }
-    var versions = Self.versions()
-    if !realLane.isEmpty { versions["tor"] = Self.torVersion() }
-    let runReport = RunReport(
-      startedAt: startedAt, versions: versions, timeScale: Double(scale),
-      results: results, loadErrors: loadErrors, networkReadySeconds: networkReady)
-    print("")
-    print(TerminalFormat.summaryTable(runReport))
-    for note in results.compactMap(BitchatSourceFindings.note) { print(note) }
-    // The table is out already; a report that cannot be written (a full disk) is named
-    // after it and never turns a leak into a setup error.
-    do {
-      let written = try ReportWriter.write(runReport, to: report, keepAllPcaps: keepAll)
-      print("reports: \(written.filter { !$0.contains("/pcaps/") }.joined(separator: " "))")
-    } catch {
-      FailClosedMain.printError("failclosed leak-audit: --report \(report): \(error)")
-      try? FileManager.default.removeItem(atPath: work)
-      return ExitCode.afterReportFailure(runReport.exitCode)
+    let setUpBefore = StartGate.shared.setUpCount
+    let realTimeMockRuns = planned.filter(\.system.waitsInRealTime).reduce(0) {
+      $0 + $1.mockLane.count
     }
-    try? FileManager.default.removeItem(atPath: work)
-    return runReport.exitCode
+    typealias Finished = (
+      index: Int, results: [ScenarioResult], ready: Double?, lane: PlannedSystem.LaneTime?
+    )
+    return await withTaskGroup(of: Finished.self) { group in
+      for (index, plan) in planned.enumerated() where plan.system.waitsInRealTime {
+        group.addTask {
+          let start = wall.now
+          let results = await runAll(
+            plan.mockLane, runner: plan.runner, jobs: plan.mockJobs, total: total,
+            progress: progress)
+          let lane =
+            plan.mockLane.isEmpty
+            ? nil : PlannedSystem.LaneTime(lane: "mock", from: start, to: wall.now)
+          return (index, results, nil, lane)
+        }
+      }
+      for (index, plan) in planned.enumerated() {
+        guard !plan.realLane.isEmpty else { continue }
+        let waitForSetUps = plan.system.waitsInRealTime ? 0 : setUpBefore + realTimeMockRuns
+        group.addTask {
+          if waitForSetUps > 0 {
+            _ = try? await BlockingIO.run("leak-audit.wait") {
+              StartGate.shared.waitForSetUps(waitForSetUps)
+            }
+          }
+          let start = wall.now
+          let real = await runRealLane(
+            plan.realLane, executable: executablePath(), directory: plan.directory + "/work/real",
+            jobs: plan.realJobs, total: total, progress: progress,
+            bitchatSourceDriver: plan.setup.bitchatSourceDriver)
+          return (
+            index, real.results, real.networkReadySeconds,
+            PlannedSystem.LaneTime(lane: "real-Tor", from: start, to: wall.now)
+          )
+        }
+      }
+      var results = mockResults
+      var ready: [Double?] = Array(repeating: nil, count: planned.count)
+      for await finished in group {
+        results[finished.index] += finished.results
+        if let seconds = finished.ready { ready[finished.index] = seconds }
+        if let lane = finished.lane { lanes[finished.index].append(lane) }
+      }
+      return planned.indices.map { index in
+        // Reports list scenarios in file order, whichever lane ran them.
+        let order = Dictionary(
+          planned[index].selected.enumerated().map { ($0.element.path, $0.offset) },
+          uniquingKeysWith: { a, _ in a })
+        let sorted = results[index].sorted {
+          (order[$0.scenario.path] ?? 0) < (order[$1.scenario.path] ?? 0)
+        }
+        return PlannedSystem.Outcome(
+          results: sorted, networkReadySeconds: ready[index],
+          lanes: lanes[index].sorted { $0.from < $1.from })
+      }
+    }
   }
 
   /// The mock lane's batch (Lanes' ``MockLaneBatch``) with a progress line as each finishes;

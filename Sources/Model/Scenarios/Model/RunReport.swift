@@ -47,10 +47,20 @@ public struct RunReport: Sendable, Equatable {
     self.networkReadySeconds = networkReadySeconds
   }
 
-  /// The worst verdict; a malformed file or an empty run is inconclusive at best.
+  /// With `--baseline`: which findings were known (Reports' FindingBaseline).
+  public var baseline: RunBaseline?
+
+  /// The worst verdict; a malformed file or an empty run is inconclusive at best. With a
+  /// baseline, a scenario whose every finding is known counts as a pass, and a known finding
+  /// not seen any more makes the run failed (the baseline no longer says what the run shows).
   public var verdict: ScenarioVerdict {
-    var worst = results.map(\.verdict).max() ?? .inconclusive
+    var worst =
+      results.map {
+        baseline?.knownScenarios.contains($0.scenario.name) == true ? .pass : $0.verdict
+      }
+      .max() ?? .inconclusive
     if !loadErrors.isEmpty { worst = max(worst, .inconclusive) }
+    if let baseline, !baseline.absent.isEmpty { worst = max(worst, .failed) }
     return worst
   }
 
@@ -69,5 +79,29 @@ public struct RunReport: Sendable, Equatable {
       parts.append("\(loadErrors.count) malformed file\(loadErrors.count == 1 ? "" : "s")")
     }
     return parts.joined(separator: "; ")
+  }
+}
+
+/// A run compared with a findings baseline: SARIF's `baselineState` of each finding by its
+/// fingerprint, the baseline's findings not seen (absent), the scenarios whose failures are
+/// all known, and one line per finding for the terminal and summary.md.
+public struct RunBaseline: Sendable, Equatable {
+  public var system: String
+  /// Fingerprint to "new" or "unchanged".
+  public var states: [String: String]
+  /// Fingerprint to text, for findings of the baseline this run did not show.
+  public var absent: [String: String]
+  public var knownScenarios: Set<String>
+  public var lines: [String]
+
+  public init(
+    system: String, states: [String: String], absent: [String: String],
+    knownScenarios: Set<String>, lines: [String]
+  ) {
+    self.system = system
+    self.states = states
+    self.absent = absent
+    self.knownScenarios = knownScenarios
+    self.lines = lines
   }
 }

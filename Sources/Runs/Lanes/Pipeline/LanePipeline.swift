@@ -74,6 +74,8 @@ public enum LanePipeline {
     throws -> ScenarioOutcome
   {
     let wallClock = SystemClock()
+    let startHold = StartGate.Hold(StartGate.shared)
+    defer { startHold.release() }
     let run = try lane.begin(scenario)
     defer { run.tearDown() }
     let sandbox = run.sandbox
@@ -109,6 +111,7 @@ public enum LanePipeline {
       appCommand, in: sandbox, output: appOutput,
       input: try handOver?.add("the app", output: appOutput))
     defer { app.killTree() }
+    let appLaunched = wallClock.now
     if let handOver {
       epoch = try handOver.fix(minimumLead: options.handOverLead, timeout: Self.readyTimeout)
     }
@@ -145,6 +148,11 @@ public enum LanePipeline {
       }
       run.poll(elapsed: elapsed, appOutput: appOutput)
       handOver?.collect()
+      if startHold.isHeld,
+        Self.hasOutput(appOutput) || wallClock.now - appLaunched > StartGate.releaseAfter
+      {
+        startHold.release()
+      }
       appStatus = Spawner.poll(app.pid)
       guard appStatus == nil else { break }
       // No jump before the run's time 0, nor before both processes have finished setting up:
@@ -222,6 +230,12 @@ public enum LanePipeline {
       }
     }
     return (events, other)
+  }
+
+  /// Whether the app has written anything yet (its first event: it is up).
+  static func hasOutput(_ path: String) -> Bool {
+    var info = stat()
+    return stat(path, &info) == 0 && info.st_size > 0
   }
 
   /// The last three lines of a file, for an error message.

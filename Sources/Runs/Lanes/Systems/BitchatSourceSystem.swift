@@ -11,6 +11,7 @@ public enum BitchatSourceSystem {
     refusal:
       "is not a bitchat scenario (the mock lane's with the arti personality, or the real-Tor "
       + "lane's)",
+    waitsInRealTime: true,
     adopt: { runs($0) ? onSource($0) : nil },
     prepare: { scenarios, inputs in
       prepare(scenarios, inputs: inputs, substituting: true)

@@ -16,15 +16,20 @@ public struct TestedSystem: Sendable {
   /// Makes ready what `scenarios` (already adopted) need: the settings the lanes' runners take,
   /// and the scenarios that can run.
   public let prepare: @Sendable ([Scenario], TestedSystemInputs) -> TestedSystemSetup
+  /// Every lane of this system waits in real time (its code reads the wall clock): its runs
+  /// cost little CPU, so its lanes run side by side and its scenarios all at once, where the
+  /// model's mock lane, CPU-bound on its compressed clock, runs a few per core.
+  public let waitsInRealTime: Bool
 
   public init(
-    name: String, summary: String, refusal: String = "",
+    name: String, summary: String, refusal: String = "", waitsInRealTime: Bool = false,
     adopt: @escaping @Sendable (Scenario) -> Scenario?,
     prepare: @escaping @Sendable ([Scenario], TestedSystemInputs) -> TestedSystemSetup
   ) {
     self.name = name
     self.summary = summary
     self.refusal = refusal
+    self.waitsInRealTime = waitsInRealTime
     self.adopt = adopt
     self.prepare = prepare
   }
