@@ -241,4 +241,15 @@ if build:
                        "wall clock, so its lane runs in real time; the model's clock runs 25 times "
                        "faster.\n")
 
+# The main job's section, measured by tools/main-job-bench (minutes per run, not part of this
+# run): kept from its own file so regenerating BENCHMARKS.md keeps it.
+import os  # noqa: E402
+
+_main_job = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "BENCHMARKS-main-job.json")
+if os.path.exists(_main_job):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import main_job_report  # noqa: E402
+
+    out.append(main_job_report.section(json.load(open(_main_job))))
+
 print("\n".join(out))

@@ -39,6 +39,23 @@ struct SystemUnderTestRegistryTests {
     #expect(plan.unavailable == nil && plan.bitchatSourceDriver == nil)
   }
 
+  @Test func leakAuditTakesSeveralSystemsInOrderEachOnce() throws {
+    let both = try SystemUnderTestOption.systems(
+      Self.arguments(["--sut", "model,bitchat-source"]))
+    #expect(both.map(\.name) == ["model", "bitchat-source"])
+    #expect(both.map(\.waitsInRealTime) == [false, true])
+    #expect(try SystemUnderTestOption.systems(Self.arguments([])).map(\.name) == ["model"])
+    #expect(throws: UsageError("--sut: 'model' is named twice")) {
+      try SystemUnderTestOption.systems(Self.arguments(["--sut", "model,model"]))
+    }
+    #expect(
+      throws: UsageError(
+        "--sut: expected names among model, bitchat-source separated by commas, got 'modle'")
+    ) {
+      try SystemUnderTestOption.systems(Self.arguments(["--sut", "model,modle"]))
+    }
+  }
+
   @Test func aNameNotInTheListIsAUsageErrorNamingTheSystems() throws {
     #expect(throws: UsageError("--sut: expected model or bitchat-source, got 'onion-only'")) {
       try SystemUnderTestOption.system(Self.arguments(["--sut", "onion-only"]))
@@ -85,7 +102,7 @@ struct SystemUnderTestRegistryTests {
     let verbs = ActionVerbs.scenarioNames().joined(separator: ", ")
     #expect(check.contains("Action verbs: \(verbs)."))
     #expect(check.contains(CensorAction.scenarioRules.map(\.rawValue).joined(separator: ", ")))
-    #expect(LeakAuditCommand().usage.contains("[--sut model|bitchat-source]"))
+    #expect(LeakAuditCommand().usage.contains("[--sut model|bitchat-source[,...]]"))
     #expect(ReplayCommand().usage.contains("[--sut model|bitchat-source]"))
   }
 }

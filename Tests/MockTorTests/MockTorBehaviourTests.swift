@@ -345,3 +345,35 @@ final class Made: @unchecked Sendable {
     #expect(map.target(for: .ipv4([93, 184, 216, 34]), port: 80) == nil)
   }
 }
+
+/// Arti's bind after the bootstrap, when the port is held for a moment (a client's connect to
+/// the unbound port that took it as its own source port): the error is logged once and the
+/// mock binds as soon as the port is free, where it used to give up silently for the run.
+@Suite struct MockTorBindRetryTests {
+  @Test func aBindThatFailsIsLoggedAndTriedAgainUntilThePortIsFree() async throws {
+    let holder = try Socket.listen(on: SocketAddress("127.0.0.1:0")!)
+    let port = try #require(holder.localAddress?.port)
+    let log = NSTemporaryDirectory() + "mock-bind-\(getpid()).jsonl"
+    defer { try? FileManager.default.removeItem(atPath: log) }
+    let clock = ManualClock()
+    let mock = try makeMock(.arti, plan: .healthy(after: 5), eventLog: log) {
+      $0.clock = clock
+      $0.socksAddress = SocketAddress(bytes: [127, 0, 0, 1], port: port)!
+    }
+    defer { mock.stop() }
+    await clock.advance(by: 5)
+    // Canary: the port is held, so no listener, and the failure is in the event log.
+    #expect(
+      eventually {
+        ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("listener-error")
+      })
+    #expect(mock.socksAddress == nil)
+    holder.close()
+    // Control: once free, the mock listens on it.
+    #expect(eventually { mock.socksAddress?.port == port })
+    let errors =
+      ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
+      .components(separatedBy: "listener-error").count - 1
+    #expect(errors == 1)
+  }
+}

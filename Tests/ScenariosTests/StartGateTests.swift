@@ -1,0 +1,27 @@
+import Foundation
+import Testing
+
+@testable import Lanes
+
+/// One set-up per slot at a time, and a batch can wait for another's runs to have set up.
+@Suite struct StartGateTests {
+  @Test func aSecondRunWaitsForTheFirstsSetUpAndTheCountSaysSo() async throws {
+    let gate = StartGate(capacity: 1)
+    let first = StartGate.Hold(gate)
+    let entered = DispatchSemaphore(value: 0)
+    let second = Thread {
+      let hold = StartGate.Hold(gate)
+      entered.signal()
+      hold.release()
+    }
+    second.start()
+    // Held: the second run cannot enter (it would have signalled at once).
+    #expect(entered.wait(timeout: .now() + 0.2) == .timedOut)
+    #expect(gate.setUpCount == 0)
+    first.release()
+    first.release()  // twice is once
+    #expect(entered.wait(timeout: .now() + 5) == .success)
+    gate.waitForSetUps(2)
+    #expect(gate.setUpCount == 2)
+  }
+}
