@@ -80,6 +80,34 @@ import Testing
   }
 }
 
+extension ActionTimingTests {
+  @Test func aRunWhoseProcessSetUpAfterTimeZeroRunsAgainAndOtherRunErrorsDoNot() async {
+    let runs = RunCounter()
+    let outcome = await LateRunRetry.outcome(scenario) {
+      runs.add()
+      var outcome = self.outcome(revokedAt: 100.01)
+      if runs.value == 1 {
+        outcome.runError = "the mock Tor finished setting up 0.263 s after the run's time 0"
+        outcome.lateStart = true
+      }
+      return outcome
+    }
+    #expect(runs.value == 2)
+    #expect(
+      outcome.earlierRuns == ["the mock Tor finished setting up 0.263 s after the run's time 0"])
+    // Canary: a run that broke for another reason is the verdict, not run again.
+    let broken = RunCounter()
+    let crashed = await LateRunRetry.outcome(scenario) {
+      broken.add()
+      var outcome = self.outcome(revokedAt: 100.01)
+      outcome.runError = "the app exited with status 1"
+      return outcome
+    }
+    #expect(broken.value == 1)
+    #expect(ScenarioResult(scenario: scenario, outcome: crashed).verdict == .inconclusive)
+  }
+}
+
 final class RunCounter: @unchecked Sendable {
   private(set) var value = 0
   func add() { value += 1 }

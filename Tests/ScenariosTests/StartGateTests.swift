@@ -21,7 +21,9 @@ import Testing
     first.release()
     first.release()  // twice is once
     #expect(entered.wait(timeout: .now() + 5) == .success)
-    gate.waitForSetUps(2)
+    #expect(gate.waitForSetUps(2, timeout: 5))
+    // A count never reached ends at the cap.
+    #expect(!gate.waitForSetUps(3, timeout: 0.05))
     #expect(gate.setUpCount == 2)
   }
 }

@@ -16,7 +16,9 @@ public struct Finding: Sendable, Equatable {
   /// Every finding of `report`, whose results ran on `system`.
   public static func of(_ report: RunReport, system: String) -> [Finding] {
     var findings: [Finding] = []
-    for r in report.results {
+    // A finding is what a judged run showed: an inconclusive run's unmet expectations are
+    // undecided, not findings (a leak makes the verdict a leak, so it is never lost here).
+    for r in report.results where r.verdict == .failed || r.verdict == .leak {
       let name = r.scenario.name
       func add(_ kind: String, _ what: String, _ text: String) {
         findings.append(

@@ -71,7 +71,7 @@ public struct LeakAuditCommand: Command {
     finding is new, unchanged or absent (SARIF's baselineState, in sarif.json; the terminal and
     summary.md list them; junit.xml marks a scenario whose every finding is known <skipped>).
     Only new findings, or a known one no longer seen in a scenario that ran, fail the run.
-    A run action the harness performed late (more than 0.25 virtual s) makes that run
+    A timed action the harness performed late (more than 0.5 virtual s) makes that run
     inconclusive; the batch runs it again, at most 3 times in all.
     Exit code: 0 all pass, 5 a leak or failed expectation, 2 inconclusive or setup error.
     Needs root (namespaces, nftables, capture).
@@ -260,6 +260,10 @@ public struct LeakAuditCommand: Command {
     return exitCode
   }
 
+  /// Real seconds at most that the other real-Tor lanes wait for the real-time systems' runs
+  /// to set up (they take about 40 s: a private network, then 31 runs one per core at a time).
+  static let setUpWaitCap = 90.0
+
   /// `--baseline FILE`, read before anything runs; an unreadable or malformed file is a usage
   /// error naming it.
   static func readBaseline(_ path: String?) throws -> FindingBaseline? {
@@ -274,10 +278,10 @@ public struct LeakAuditCommand: Command {
 
   /// The lanes of every system, scheduled: the mock lanes of systems on the compressed clock
   /// first, one after another (CPU-bound, they run alone); then every lane of the systems that
-  /// wait in real time, side by side; the other real-Tor lanes once those systems' mock-lane
-  /// runs have all set up (their start-up is their CPU burst: with the model's real lane
-  /// starting beside it, bitchat's 75 s stall poll drifted to 76.1 s). Results per system in
-  /// file order.
+  /// wait in real time, side by side; the other real-Tor lanes once those systems' runs have
+  /// all set up (their start-up is their CPU burst: with the model's real lane starting beside
+  /// it, bitchat's 75 s stall poll drifted to 76.1 s and its first actions came 0.3 s late).
+  /// Results per system in file order.
   static func runPlanned(_ planned: [PlannedSystem]) async -> [PlannedSystem.Outcome] {
     let total = planned.reduce(0) { $0 + $1.selected.count }
     let progress = ProgressCounter()
@@ -293,8 +297,9 @@ public struct LeakAuditCommand: Command {
       }
     }
     let setUpBefore = StartGate.shared.setUpCount
-    let realTimeMockRuns = planned.filter(\.system.waitsInRealTime).reduce(0) {
-      $0 + $1.mockLane.count
+    // Every run of the systems that wait in real time (both their lanes).
+    let realTimeRuns = planned.filter(\.system.waitsInRealTime).reduce(0) {
+      $0 + $1.selected.count
     }
     typealias Finished = (
       index: Int, results: [ScenarioResult], ready: Double?, lane: PlannedSystem.LaneTime?
@@ -314,11 +319,11 @@ public struct LeakAuditCommand: Command {
       }
       for (index, plan) in planned.enumerated() {
         guard !plan.realLane.isEmpty else { continue }
-        let waitForSetUps = plan.system.waitsInRealTime ? 0 : setUpBefore + realTimeMockRuns
+        let waitForSetUps = plan.system.waitsInRealTime ? 0 : setUpBefore + realTimeRuns
         group.addTask {
           if waitForSetUps > 0 {
             _ = try? await BlockingIO.run("leak-audit.wait") {
-              StartGate.shared.waitForSetUps(waitForSetUps)
+              StartGate.shared.waitForSetUps(waitForSetUps, timeout: Self.setUpWaitCap)
             }
           }
           let start = wall.now

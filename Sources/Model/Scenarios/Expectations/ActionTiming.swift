@@ -7,8 +7,11 @@
 public enum ActionTiming {
   /// Virtual seconds an action may come after its time. Seen on time: at most 0.07 s on the
   /// mock lane at x25 (one of 48 at 0.43), 0.11 s on the real-Tor lane, 0.014 s on bitchat's
-  /// code; the late runs that failed were 2-2.8 s late.
-  public static let tolerance = 0.25
+  /// code when quiet; the late model runs that failed were 2-2.8 s late; bitchat's driver, just
+  /// launched beside 30 other runs, performed its first action 0.28-0.32 s late, which no
+  /// expectation can tell (their margins are a second or more) and which cost a whole real-time
+  /// run again at 0.25.
+  public static let tolerance = 0.5
 
   /// One timed action the app performed after its time.
   public struct LateAction: Sendable, Equatable {

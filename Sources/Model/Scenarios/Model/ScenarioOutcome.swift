@@ -26,6 +26,9 @@ public struct ScenarioOutcome: Sendable, Equatable {
   public var reachability: [ReachabilityResult]? = nil
   /// Mock lane with a skipping clock: the idle time it jumped; nil on a plain clock.
   public var clockSkip: ClockSkip? = nil
+  /// The Tor side or the app finished setting up after the run's time 0 (the hand-over's
+  /// lead too short under load): `runError` says so; the harness's fault, like a late action.
+  public var lateStart = false
   /// Earlier runs of the same scenario set aside because the harness made them late
   /// (``ActionTiming``), each one's reason; this outcome is the run after them.
   public var earlierRuns: [String] = []

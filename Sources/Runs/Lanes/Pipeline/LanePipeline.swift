@@ -172,7 +172,9 @@ public enum LanePipeline {
       runError = "the app exited with status \(appStatus!): " + lastLines(appOutput)
     }
     handOver?.collect()
+    var lateStart = false
     if runError == nil, let late = handOver?.lateStarts.first {
+      lateStart = true
       runError =
         "\(late.name) finished setting up \(String(format: "%.3f", late.seconds)) s after the "
         + "run's time 0 (the hand-over's lead was "
@@ -207,6 +209,7 @@ public enum LanePipeline {
       appEvents: events, audit: report, runStart: runStart, timeScale: run.timeScale,
       clockSkip: skipper.map { ClockSkip(jumps: $0.jumps) },
       pcapPath: run.keptPcapPath, runError: runError, wallSeconds: 0)
+    outcome.lateStart = lateStart
     run.complete(&outcome)
     outcome.wallSeconds = wallClock.now
     return outcome

@@ -1,6 +1,7 @@
 import Scenarios
 
-/// A run the harness made late (``ActionTiming``: a timed action performed after its time)
+/// A run the harness made late (``ActionTiming``: a timed action performed after its time; or
+/// a process that finished setting up after the run's time 0, ``ScenarioOutcome/lateStart``)
 /// cannot be judged; the lanes' batches run such a scenario again, at most `attempts` times in
 /// all, and report the runs they set aside. The last run's verdict stands (inconclusive if it
 /// was late too, never a pass).
@@ -16,9 +17,11 @@ public enum LateRunRetry {
     while true {
       var outcome = await run()
       let judgement = ExpectationJudge.judge(scenario, outcome)
-      if judgement.isHarnessLate, earlier.count + 1 < attempts,
-        let fault = ActionTiming.fault(judgement.lateActions)
-      {
+      let fault =
+        outcome.lateStart && judgement.verdict == .inconclusive
+        ? outcome.runError
+        : judgement.isHarnessLate ? ActionTiming.fault(judgement.lateActions) : nil
+      if let fault, earlier.count + 1 < attempts {
         earlier.append(fault)
         continue
       }

@@ -35,12 +35,18 @@ public final class StartGate: @unchecked Sendable {
     return left
   }
 
-  /// Blocks until `count` runs in all have passed their set-up: a batch that must not start
-  /// while another's runs are still starting waits for them.
-  public func waitForSetUps(_ count: Int) {
+  /// Blocks until `count` runs in all have passed their set-up, or `timeout` real seconds (a
+  /// lane whose network never started sets up no run): a batch that must not start while
+  /// another's runs are still starting waits for them. Whether the count was reached.
+  @discardableResult
+  public func waitForSetUps(_ count: Int, timeout: Double) -> Bool {
+    let deadline = Date(timeIntervalSinceNow: timeout)
     counter.lock()
-    while left < count { counter.wait() }
-    counter.unlock()
+    defer { counter.unlock() }
+    while left < count {
+      if !counter.wait(until: deadline) { return left >= count }
+    }
+    return true
   }
 
   /// One run's hold: left once, whichever path leaves first.
