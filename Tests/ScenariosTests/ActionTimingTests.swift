@@ -112,3 +112,29 @@ final class RunCounter: @unchecked Sendable {
   private(set) var value = 0
   func add() { value += 1 }
 }
+
+/// Code that sleeps on the wall clock (bitchat's) drifts: its `by` deadlines stretch by 1%, the
+/// model's do not.
+@Suite struct TimerDriftTests {
+  let stall = makeScenario([.notification(name: "TorBootstrapDidStall", by: 76, count: 1)])
+
+  func judged(postedAt time: Double, drift: Double) -> ExpectationResult {
+    var outcome = makeOutcome(events: [ev(0, "TorWillStart"), ev(time, "TorBootstrapDidStall")])
+    outcome.timerDrift = drift
+    return ExpectationJudge.judge(stall, outcome).expectations[0]
+  }
+
+  @Test func aRealTimeAppsDeadlineStretchesByItsDriftAndNoMore() {
+    let drift = ScenarioOutcome.realTimeTimerDrift
+    let late = judged(postedAt: 76.07, drift: drift)
+    #expect(late.status == .met)
+    #expect(late.reason.contains("by 76.8 s"))
+    // Past the stretched deadline it still fails, naming it.
+    let later = judged(postedAt: 76.9, drift: drift)
+    #expect(later.status == .failed)
+    #expect(later.reason.contains("after 76 s (its timers may run 1% late"))
+    // Canary: the model's deadline is exact.
+    #expect(judged(postedAt: 76.07, drift: 0).status == .failed)
+    #expect(judged(postedAt: 75.9, drift: 0).status == .met)
+  }
+}

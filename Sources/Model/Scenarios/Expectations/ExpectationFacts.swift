@@ -14,6 +14,17 @@ public struct ExpectationFacts: Sendable {
 
   func seconds(_ t: Double) -> String { ExpectationJudge.seconds(t) }
 
+  /// A `by` deadline as judged: stretched by the app's timer drift (``ScenarioOutcome/timerDrift``).
+  func deadline(_ by: Double) -> Double { by * (1 + outcome.timerDrift) }
+
+  /// " (the app's timers may run 1% late: by 76.76 s)" when the deadline is stretched, else "".
+  func driftNote(_ by: Double) -> String {
+    outcome.timerDrift == 0
+      ? ""
+      : " (its timers may run \(Int((outcome.timerDrift * 100).rounded()))% late on the wall "
+        + "clock: by \(seconds(deadline(by))))"
+  }
+
   func undecided(_ what: String) -> ExpectationCheck {
     (.inconclusive, "\(what), but the capture is inconclusive")
   }

@@ -42,6 +42,12 @@ final class BitchatSourceMockLaneRun: MockLaneRun {
   /// the app sees it, and the mock keeps its own.
   override var clockSharing: RunClockSharing { .own }
 
+  /// bitchat's code sleeps on the wall clock: its deadlines drift (``ScenarioOutcome/timerDrift``).
+  override func complete(_ outcome: inout ScenarioOutcome) {
+    super.complete(&outcome)
+    outcome.timerDrift = ScenarioOutcome.realTimeTimerDrift
+  }
+
   override func appCommand(actionsFile: String, stateDirectory: String) -> [String] {
     ScenarioCommandLines.bitchatSourceApp(
       driver: driver, transport: transport, actionsFile: actionsFile,

@@ -153,6 +153,9 @@ class RealTorLaneRun: LaneRun {
     let logged = logs?.poll() ?? []
     outcome.torTimeline = TorTimelineEntry.merged(outcome.torTimeline, logged)
     outcome.fetchThroughExit = fetched
+    // bitchat's code sleeps on the wall clock: its deadlines drift (the model's run clock does
+    // not; neither do tor's own timers, which the expectations read from its log).
+    if sourceTransport != nil { outcome.timerDrift = ScenarioOutcome.realTimeTimerDrift }
   }
 
   /// The slot and the network are the runner's: they outlive the scenario.

@@ -24,9 +24,11 @@ extension ScenarioExpectation {
       let pattern = EventPattern(self.pattern)
       let times = facts.events.filter { pattern.matches($0) }.map(\.time)
       guard let first = times.first else { return (.failed, "no \"\(pattern)\" event") }
-      if first > by {
+      if first > facts.deadline(by) {
         return (
-          .failed, "first \"\(pattern)\" at \(facts.seconds(first)), after \(facts.seconds(by))"
+          .failed,
+          "first \"\(pattern)\" at \(facts.seconds(first)), after \(facts.seconds(by))"
+            + facts.driftNote(by)
         )
       }
       if let count, times.count != count {

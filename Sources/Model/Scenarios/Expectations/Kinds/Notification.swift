@@ -23,16 +23,20 @@ extension ScenarioExpectation {
     public func judge(_ facts: ExpectationFacts) -> ExpectationCheck {
       let times = facts.events.filter { $0.name == name }.map(\.time)
       guard let first = times.first else { return (.failed, "\(name) was never posted") }
-      if first > by {
+      if first > facts.deadline(by) {
         return (
-          .failed, "\(name) first posted at \(facts.seconds(first)), after \(facts.seconds(by))"
+          .failed,
+          "\(name) first posted at \(facts.seconds(first)), after \(facts.seconds(by))"
+            + facts.driftNote(by)
         )
       }
       if let count, times.count != count {
         let list = times.map(facts.seconds).joined(separator: ", ")
         return (.failed, "\(name) posted \(times.count) times (at \(list)), expected \(count)")
       }
-      return (.met, "\(name) posted at \(facts.seconds(first))")
+      return (
+        .met, "\(name) posted at \(facts.seconds(first))" + (first > by ? facts.driftNote(by) : "")
+      )
     }
 
     public var sentence: String {

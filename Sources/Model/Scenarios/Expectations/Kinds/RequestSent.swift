@@ -37,11 +37,11 @@ extension ScenarioExpectation {
           "no HTTP request and no relay connection went out via \(transport.rawValue)"
         )
       }
-      if first.time > by {
+      if first.time > facts.deadline(by) {
         return (
           .failed,
           "the first request via \(transport.rawValue) was at \(facts.seconds(first.time)) "
-            + "(\(what(first))), after \(facts.seconds(by))"
+            + "(\(what(first))), after \(facts.seconds(by))" + facts.driftNote(by)
         )
       }
       return (.met, "\(what(first)) via \(transport.rawValue) at \(facts.seconds(first.time))")
