@@ -36,7 +36,7 @@ def parse(label, start, end, status, log, cpu=None):
     verdicts = re.search(r"^leak-audit: (.*)$", text, re.M)
     known = re.findall(r"^known \(baseline, unchanged\): ([\w-]+):", text, re.M)
     new = re.findall(r"^NEW \(not in the baseline\): ([\w-]+):", text, re.M)
-    failed = re.findall(r"^([\w-]+)\s+(?:FAILED|LEAK)\s", text, re.M)
+    failed = re.findall(r"^([\w-]+)\s+(?:FAILED|LEAK|INCONCLUSIVE)\s", text, re.M)
     return {
         "label": label, "wall_s": float(end) - float(start), "exit": int(status),
         "cpu_user_s": user, "cpu_sys_s": system,
@@ -72,7 +72,8 @@ def section(data):
             f"{lane('bitchat-source mock')} | {lane('bitchat-source real-Tor')} | {r['exit']} | "
             f"{r['verdicts']}"
             + (f"; known: {', '.join(r['known'])}" if r.get("known") else "")
-            + (f"; new: {', '.join(r['new'])}" if r.get("new") else "") + " |")
+            + (f"; new: {', '.join(r['new'])}" if r.get("new") else "")
+            + (f"; failed or leaked: {', '.join(r['failed'])}" if r.get("failed") else "") + " |")
     out.append("")
     out.append(END)
     return "\n".join(out)

@@ -44,6 +44,10 @@ struct ExternalArtiBootstrap: ArtiBootstrap {
     guard inet_pton(AF_INET, host, &socketAddress.sin_addr) == 1 else { return false }
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { return false }
+    // Closed with a reset (SO_LINGER 0): a probe that connected to itself would otherwise sit
+    // in TIME_WAIT on the port for 60 s, and the mock could not bind it once bootstrapped.
+    var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
     defer { close(fd) }
     let result = withUnsafePointer(to: &socketAddress) {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {

@@ -52,6 +52,54 @@ enum NetworkChecks {
       return NWConnection.isSelfConnection(client, port: listener.port)
         ? "a real connection taken for a self-connection" : nil
     },
+    Check("Network: a connect that reached itself leaves nothing holding the port (Arti binds it)")
+    {
+      let port = LoopbackListener.closedPort()
+      var address = sockaddr_in()
+      address.sin_family = sa_family_t(AF_INET)
+      address.sin_addr.s_addr = inet_addr("127.0.0.1")
+      address.sin_port = port.bigEndian
+      func bindListener() -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        let bound = withUnsafePointer(to: &address) {
+          $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+          }
+        }
+        if bound == 0, listen(fd, 4) == 0 { return fd }
+        close(fd)
+        return -1
+      }
+      let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+      let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+          bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+      }
+      let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+          connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+      }
+      guard bound == 0, connected == 0, NWConnection.isSelfConnection(fd, port: port) else {
+        close(fd)
+        return "could not make a self-connection"
+      }
+      // Canary: while the self-connected socket is open, nothing can listen on the port.
+      let blocked = bindListener()
+      if blocked >= 0 {
+        close(blocked)
+        close(fd)
+        return "the port could be bound beside an open self-connection: the check proves nothing"
+      }
+      NWConnection.dropSelfConnection(fd)
+      let listener = bindListener()
+      guard listener >= 0 else { return "the port is still held after the self-connection" }
+      close(listener)
+      return nil
+    },
     Check("Network: a refused TCP connect is .waiting(ECONNREFUSED), never .failed (Apple)") {
       let port = LoopbackListener.closedPort()
       let connection = NWConnection(

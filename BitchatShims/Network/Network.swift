@@ -216,9 +216,16 @@ public final class NWConnection: @unchecked Sendable {
       close(fd)
       return
     }
-    if connect(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0,
-      !Self.isSelfConnection(fd, port: port.rawValue)
-    {
+    let connected = connect(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0
+    if connected, Self.isSelfConnection(fd, port: port.rawValue) {
+      let owned: Bool = lock.withLock {
+        guard descriptor == fd else { return false }
+        descriptor = -1
+        return true
+      }
+      if owned { Self.dropSelfConnection(fd) }
+      transition(to: .waiting(.posix(.ECONNREFUSED)))
+    } else if connected {
       transition(to: .ready)
     } else {
       // Apple: a refused or unreachable TCP connect leaves the connection waiting for a
@@ -230,6 +237,16 @@ public final class NWConnection: @unchecked Sendable {
 }
 
 extension NWConnection {
+  /// A connect that reached itself is refused, as on Apple, where no socket is left behind:
+  /// kept open, it holds the port, and whoever binds it next (Arti, the mock) never can. An
+  /// ordinary close would leave it in TIME_WAIT, holding the port 60 s more: closed with a
+  /// reset instead (SO_LINGER 0).
+  static func dropSelfConnection(_ fd: Int32) {
+    var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+    close(fd)
+  }
+
   /// Linux's ephemeral ports (32768-60999) include bitchat's 39050, so a connect to an unbound
   /// loopback port can pick it as its own source port and connect to itself (TCP simultaneous
   /// open). Darwin's ephemeral range (49152-65535) cannot, so on Apple that connect is refused:
