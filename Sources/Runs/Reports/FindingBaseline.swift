@@ -15,32 +15,45 @@ public struct Finding: Sendable, Equatable {
 
   /// Every finding of `report`, whose results ran on `system`.
   public static func of(_ report: RunReport, system: String) -> [Finding] {
-    var findings: [Finding] = []
-    // A finding is what a judged run showed: an inconclusive run's unmet expectations are
-    // undecided, not findings (a leak makes the verdict a leak, so it is never lost here).
-    for r in report.results where r.verdict == .failed || r.verdict == .leak {
-      let name = r.scenario.name
-      func add(_ kind: String, _ what: String, _ text: String) {
-        findings.append(
-          Finding(
-            fingerprint: [system, name, kind, what].joined(separator: "|"), system: system,
-            scenario: name, text: text, path: r.scenario.path))
-      }
-      if !r.scenario.isCanary {
-        for leak in r.judgement.leaks {
-          add(
-            "leak", "\(leak.leakClass.rawValue)|\(leak.destination)",
-            "\(leak.leakClass.rawValue) leak to \(leak.destination)")
-        }
-      }
-      for failed in r.judgement.expectations where failed.status == .failed {
-        let canary = failed.expectation.as(ScenarioExpectation.LeakCaught.self) != nil
-        add(
-          canary ? "canary" : "expectation", failed.expectation.sentence,
-          (canary ? "canary missed: " : "failed: ") + failed.expectation.sentence)
-      }
+    report.results.flatMap { of($0, system: system) }
+  }
+
+  /// One result's findings. A finding is what a judged run showed: an inconclusive run's unmet
+  /// expectations are undecided, not findings (a leak makes the verdict a leak, so it is never
+  /// lost here).
+  public static func of(_ r: ScenarioResult, system: String) -> [Finding] {
+    guard r.verdict == .failed || r.verdict == .leak else { return [] }
+    func finding(_ key: String, _ text: String) -> Finding {
+      Finding(
+        fingerprint: system + "|" + key, system: system, scenario: r.scenario.name, text: text,
+        path: r.scenario.path)
     }
-    return findings
+    let leaks =
+      r.scenario.isCanary
+      ? []
+      : r.judgement.leaks.map {
+        finding(
+          leakKey(r.scenario, $0), "\($0.leakClass.rawValue) leak to \($0.destination)")
+      }
+    let expectations = r.judgement.expectations.filter { $0.status == .failed }.map {
+      let canary = $0.expectation.as(ScenarioExpectation.LeakCaught.self) != nil
+      return finding(
+        expectationKey(r.scenario, $0.expectation),
+        (canary ? "canary missed: " : "failed: ") + $0.expectation.sentence)
+    }
+    return leaks + expectations
+  }
+
+  /// The fingerprint without its system, "SCENARIO|leak|CLASS|DESTINATION": the SARIF
+  /// report's results carry the same keys.
+  static func leakKey(_ scenario: Scenario, _ leak: ScenarioLeak) -> String {
+    "\(scenario.name)|leak|\(leak.leakClass.rawValue)|\(leak.destination)"
+  }
+
+  /// "SCENARIO|canary|SENTENCE" or "SCENARIO|expectation|SENTENCE".
+  static func expectationKey(_ scenario: Scenario, _ expectation: ScenarioExpectation) -> String {
+    let canary = expectation.as(ScenarioExpectation.LeakCaught.self) != nil
+    return "\(scenario.name)|\(canary ? "canary" : "expectation")|\(expectation.sentence)"
   }
 }
 
@@ -224,9 +237,7 @@ public struct BaselineComparison: Sendable, Equatable {
   /// Whether a scenario's failures are all known: it failed or leaked only with unchanged
   /// findings.
   public func isKnown(_ result: ScenarioResult, system: String) -> Bool {
-    guard result.verdict == .failed || result.verdict == .leak else { return false }
-    let mine = Finding.of(
-      RunReport(startedAt: "", results: [result]), system: system)
+    let mine = Finding.of(result, system: system)
     return !mine.isEmpty
       && mine.allSatisfy { finding in
         unchanged.contains { $0.fingerprint == finding.fingerprint }

@@ -137,7 +137,7 @@ public enum SARIFReport {
           ("scenario", .string(r.scenario.name)),
           (
             "finding",
-            .string("\(r.scenario.name)|expectation|\(failed.expectation.sentence)")
+            .string(Finding.expectationKey(r.scenario, failed.expectation))
           ),
         ])
       ),
@@ -232,7 +232,7 @@ public enum SARIFReport {
         "properties",
         .object([
           ("scenario", .string(r.scenario.name)),
-          ("finding", .string("\(r.scenario.name)|canary|\(missed.expectation.sentence)")),
+          ("finding", .string(Finding.expectationKey(r.scenario, missed.expectation))),
         ])
       ),
     ])
@@ -268,7 +268,7 @@ public enum SARIFReport {
           ("scenario", .string(r.scenario.name)),
           (
             "finding",
-            .string("\(r.scenario.name)|leak|\(leak.leakClass.rawValue)|\(leak.destination)")
+            .string(Finding.leakKey(r.scenario, leak))
           ),
           ("destination", .string(leak.destination)),
           ("transport", .string(leak.transport)),
