@@ -35,16 +35,22 @@ final class BitchatSourceDriver {
       .store(in: &cancellables)
     tor.$bootstrapSummary.removeDuplicates().sink { state("tor", "bootstrapSummary", $0) }
       .store(in: &cancellables)
-    tor.$bootstrapDidStall.removeDuplicates().sink { state("tor", "bootstrapDidStall", $0) }
-      .store(in: &cancellables)
+    // Each `#if BITCHAT_HAS_*`: a declaration older commits lack (BitchatDriverFeatures).
+    #if BITCHAT_HAS_BOOTSTRAP_STALL
+      tor.$bootstrapDidStall.removeDuplicates().sink { state("tor", "bootstrapDidStall", $0) }
+        .store(in: &cancellables)
+    #endif
     tor.$lastError.dropFirst().sink { error in
       guard let error = error as NSError? else { return }
       state("tor", "lastError", "\(error.code) \(error.localizedDescription)")
     }.store(in: &cancellables)
-    for name in [
-      Notification.Name.TorWillStart, .TorDidBecomeReady, .TorWillRestart, .TorBootstrapDidStall,
-      .TorUserPreferenceChanged,
-    ] {
+    var names: [Notification.Name] = [
+      .TorWillStart, .TorDidBecomeReady, .TorWillRestart, .TorUserPreferenceChanged,
+    ]
+    #if BITCHAT_HAS_STALL_NOTIFICATION
+      names.append(.TorBootstrapDidStall)
+    #endif
+    for name in names {
       observers.append(
         NotificationCenter.default.addObserver(forName: name, object: nil, queue: nil) {
           [events] note in
@@ -53,12 +59,14 @@ final class BitchatSourceDriver {
           events.record("notification", fields)
         })
     }
-    observers.append(
-      NotificationCenter.default.addObserver(
-        forName: .geoRelayDirectoryDidRefresh, object: nil, queue: nil
-      ) { [events] _ in
-        events.record("directory", ["phase": "refreshed", "source": "remote"])
-      })
+    #if BITCHAT_HAS_RELAY_DIRECTORY_REFRESH
+      observers.append(
+        NotificationCenter.default.addObserver(
+          forName: .geoRelayDirectoryDidRefresh, object: nil, queue: nil
+        ) { [events] _ in
+          events.record("directory", ["phase": "refreshed", "source": "remote"])
+        })
+    #endif
     BitchatNetworkEvents.record = { [events, proxyMode] type, fields in
       // A route change shows before the first traffic on the new route.
       proxyMode.check(events)
@@ -97,8 +105,10 @@ final class BitchatSourceDriver {
       state("userTorEnabled", $0)
       proxyMode.check(events)
     }.store(in: &cancellables)
-    activation.$isNetworkReachable.removeDuplicates().sink { state("reachable", $0) }
-      .store(in: &cancellables)
+    #if BITCHAT_HAS_NETWORK_REACHABLE
+      activation.$isNetworkReachable.removeDuplicates().sink { state("reachable", $0) }
+        .store(in: &cancellables)
+    #endif
     NostrRelayManager.shared.$relays.sink { [weak self] relays in
       self?.relaysChanged(relays)
     }.store(in: &cancellables)

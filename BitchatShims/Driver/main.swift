@@ -102,6 +102,7 @@ for signalNumber in [SIGINT, SIGTERM] {
   }
 }
 
+MainThreadWatchdog.shared.start()
 Task { @MainActor in
   let driver = BitchatSourceDriver()
   driver.observe()
@@ -116,6 +117,7 @@ Task { @MainActor in
       let delay = at - EventStream.shared.now
       if delay > 0 { try? await Task.sleep(nanoseconds: UInt64(delay * 1e9)) }
     }
+    MainThreadWatchdog.shared.began(action.name)
     driver.perform(action)
     if action.name == "wait", let seconds = (action.fields["seconds"] as? NSNumber)?.doubleValue {
       try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))

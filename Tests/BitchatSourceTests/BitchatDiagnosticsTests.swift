@@ -22,7 +22,8 @@ struct BitchatDiagnosticsTests {
         .unknownSymbol(
           file: "/src/bitchat/localPackages/Arti/Sources/TorManager.swift", line: 231,
           symbol: "NWBrowser", shim: "the Network shim (BitchatShims/Network)",
-          diagnostic: "cannot find 'NWBrowser' in scope")
+          diagnostic: "cannot find 'NWBrowser' in scope",
+          origin: "no file of the checkout declares it")
       ])
   }
 
@@ -34,7 +35,9 @@ struct BitchatDiagnosticsTests {
       """
     let errors = BitchatDiagnostics.parse(output, links: links, root: "/src/bitchat")
     let shims = errors.compactMap { error -> String? in
-      if case .unknownSymbol(_, _, let symbol, let shim, _) = error { return "\(symbol): \(shim)" }
+      if case .unknownSymbol(_, _, let symbol, let shim, _, _) = error {
+        return "\(symbol): \(shim)"
+      }
       return nil
     }
     #expect(
@@ -53,7 +56,7 @@ struct BitchatDiagnosticsTests {
   @Test func anUnknownModuleSaysNoShimHasIt() {
     let output = "/cache/k/Sources/Tor/TorManager.swift:3:8: error: no such module 'CryptoKit'"
     let errors = BitchatDiagnostics.parse(output, links: links, root: "/src/bitchat")
-    guard case .unknownSymbol(_, 3, "CryptoKit", let shim, _)? = errors.first else {
+    guard case .unknownSymbol(_, 3, "CryptoKit", let shim, _, _)? = errors.first else {
       Issue.record("expected an unknown-symbol error, got \(errors)")
       return
     }

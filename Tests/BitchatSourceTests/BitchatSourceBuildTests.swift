@@ -48,7 +48,9 @@ struct BitchatSourceBuildTests {
   @Test func theGeneratedPackageCompilesBitchatsFilesInPlace() throws {
     let result = try buildPinned()
     let directory = (result.executable as NSString).deletingLastPathComponent + "/../.."
-    let link = (directory as NSString).standardizingPath + "/Sources/Tor/TorManager.swift"
+    let link =
+      (directory as NSString).standardizingPath
+      + "/Sources/Tor/localPackages/Arti/Sources/TorManager.swift"
     let destination = try FileManager.default.destinationOfSymbolicLink(atPath: link)
     #expect(destination == pinnedCheckout + "/localPackages/Arti/Sources/TorManager.swift")
     let manifest = try String(
@@ -78,7 +80,7 @@ struct BitchatSourceBuildTests {
         bitchatSource: tree, cacheRoot: cache, progress: { _ in })
       Issue.record("the build succeeded although TorManager.swift uses NWBrowser")
     } catch let error as BitchatSourceError {
-      guard case .unknownSymbol(let file, let line, let symbol, let shim, _) = error else {
+      guard case .unknownSymbol(let file, let line, let symbol, let shim, _, _) = error else {
         Issue.record("expected an unknown symbol, got \(error)")
         return
       }

@@ -13,7 +13,21 @@ public enum BitchatDiagnostics {
     "throttle", "combineLatest", "merge", "assign", "Subscribers", "Future", "Deferred",
   ]
 
-  public static func parse(_ output: String, links: [String: String], root: String)
+  /// The error a failed build is reported as: the first unknown symbol in a bitchat file, with
+  /// where the checkout declares it and why that could not be used, or the first errors.
+  static func error(for output: String, links: [String: String], closure: BitchatSourceClosure)
+    -> BitchatSourceError
+  {
+    let diagnostics = parse(output, links: links, root: closure.index.root, closure: closure)
+    if let first = diagnostics.first { return first }
+    return .buildFailed(
+      output.split(separator: "\n").filter { $0.contains(": error: ") }.prefix(5).joined(
+        separator: "\n"))
+  }
+
+  public static func parse(
+    _ output: String, links: [String: String], root: String, closure: BitchatSourceClosure? = nil
+  )
     -> [BitchatSourceError]
   {
     var errors: [BitchatSourceError] = []
@@ -33,10 +47,12 @@ public enum BitchatDiagnostics {
       guard let (symbol, owner) = symbol(in: message) else { continue }
       let shim = shimModule(for: symbol, owner: owner)
       let file = root + "/" + relative
+      let origin = closure?.explanation(of: symbol) ?? "no file of the checkout declares it"
       if seen.insert("\(file):\(lineNumber):\(symbol)").inserted {
         errors.append(
           .unknownSymbol(
-            file: file, line: lineNumber, symbol: symbol, shim: shim, diagnostic: message))
+            file: file, line: lineNumber, symbol: symbol, shim: shim, diagnostic: message,
+            origin: origin))
       }
     }
     return errors

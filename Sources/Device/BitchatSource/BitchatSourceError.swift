@@ -2,10 +2,16 @@
 public enum BitchatSourceError: Error, CustomStringConvertible, Equatable, Sendable {
   case noCheckout(String)
   case missingFile(root: String, path: String)
-  /// A symbol a bitchat file needs that no shim provides.
-  case unknownSymbol(file: String, line: Int, symbol: String, shim: String, diagnostic: String)
+  /// A symbol a bitchat file needs that no shim provides; `origin` says where the checkout
+  /// declares it and why that file could not be used (or that nothing declares it).
+  case unknownSymbol(
+    file: String, line: Int, symbol: String, shim: String, diagnostic: String, origin: String)
   case buildFailed(String)
   case noShims(String)
+  /// The sweep's repository is missing, not git, or lacks a commit named.
+  case noRepository(String, String)
+  /// A sweep table (--expect FILE) that cannot be read.
+  case malformedSweepTable(String, String)
 
   public var description: String {
     switch self {
@@ -20,11 +26,15 @@ public enum BitchatSourceError: Error, CustomStringConvertible, Equatable, Senda
       return
         "\(root)/\(path): missing; the bitchat-source lane needs this file of bitchat's Tor layer "
         + "(is \(root) a bitchat checkout?)"
-    case .unknownSymbol(let file, let line, let symbol, let shim, let diagnostic):
+    case .unknownSymbol(let file, let line, let symbol, let shim, let diagnostic, let origin):
       return
-        "\(file):\(line): '\(symbol)' is provided by no shim: \(shim) lacks it (compiler: \(diagnostic))"
+        "\(file):\(line): '\(symbol)' is provided by no shim: \(shim) lacks it; \(origin) "
+        + "(compiler: \(diagnostic))"
     case .buildFailed(let text): return "the generated package did not build: \(text)"
     case .noShims(let path): return "the project's shims are not at \(path)"
+    case .noRepository(let path, let why):
+      return "\(path): \(why) (the sweep needs a clone of permissionlesstech/bitchat)"
+    case .malformedSweepTable(let path, let why): return "\(path): \(why)"
     }
   }
 }

@@ -16,40 +16,133 @@ public struct BitchatSourcePackage: Sendable {
     "FailClosedSupport", "Digest", "SOCKS", "HTTPCodec", "TLS", "COpenSSL",
   ]
   /// Bumped when the generated layout changes, so old caches are not reused.
-  static let layoutVersion = "3"
+  static let layoutVersion = "4"
 
   public let tree: BitchatTree
   public let shimsDirectory: String
   public let projectSources: String
   public let directory: String
   public let key: String
+  /// The checkout's files compiled and the stand-ins used (bitchat's own code first).
+  public let closure: BitchatSourceClosure
+  let extraSeeds: [BitchatSourceClosure.Seed]
 
   public static let executableName = "bitchat-source-driver"
   /// The shims' and arti.h's checks (BitchatShims/Checks), run by the project's tests.
   public static let checksName = "bitchat-source-checks"
+  /// Where the builder keeps the checkout files that failed to compile here, with the error.
+  static let feedbackName = "failed-to-compile.txt"
 
-  public init(tree: BitchatTree, packageRoot: String, cacheRoot: String) throws(BitchatSourceError)
-  {
+  /// `extraSeeds` are project files beside the driver whose needs count too (bitchat's tests).
+  public init(
+    tree: BitchatTree, packageRoot: String, cacheRoot: String,
+    extraSeeds: [BitchatSourceClosure.Seed] = []
+  ) throws(BitchatSourceError) {
     self.tree = tree
+    self.extraSeeds = extraSeeds
     shimsDirectory = packageRoot + "/BitchatShims"
     projectSources = packageRoot + "/Sources"
     guard FileManager.default.fileExists(atPath: shimsDirectory + "/Combine") else {
       throw .noShims(shimsDirectory)
     }
-    key = Self.key(tree: tree, shims: shimsDirectory, projectSources: projectSources)
+    // The key is the first resolution's; what the build finds later is kept in the directory.
+    let first = Self.closure(tree: tree, shims: shimsDirectory, extraSeeds: extraSeeds)
+    key = Self.key(
+      closure: first, root: tree.root, shims: shimsDirectory, projectSources: projectSources)
     directory = cacheRoot + "/" + key
+    let feedback = Self.readFeedback(directory + "/" + Self.feedbackName)
+    closure = Self.closure(
+      tree: tree, shims: shimsDirectory, extraSeeds: extraSeeds, failedToCompile: feedback)
   }
 
-  /// SHA-256 over every bitchat file (path and bytes), every shim file and every file of the
-  /// project modules linked in (a change to the transport's SOCKS or TLS code must rebuild the
-  /// driver, or the lane would test stale code), first 16 hex digits.
+  /// What the lane compiles of a checkout: the Tor layer, the driver and `extraSeeds`, with
+  /// what they need.
+  static func closure(
+    tree: BitchatTree, shims: String, extraSeeds: [BitchatSourceClosure.Seed],
+    failedToCompile: [String: String] = [:]
+  ) -> BitchatSourceClosure {
+    let index = BitchatCheckoutIndex(
+      root: tree.root, fallback: tree.files.map { ($0.relativePath, $0.target) })
+    return BitchatSourceClosure(
+      index: index, seeds: seeds(tree: tree, index: index, shims: shims) + extraSeeds,
+      standIns: standIns(shims: shims), failedToCompile: failedToCompile)
+  }
+
+  /// The key of a checkout's lane package (before any build's feedback).
   static func key(tree: BitchatTree, shims: String, projectSources: String) -> String {
-    var material: [UInt8] = Array("layout \(layoutVersion)\n".utf8)
-    for file in tree.files.sorted(by: { $0.relativePath < $1.relativePath }) {
-      material += Array("bitchat \(file.relativePath)\n".utf8)
-      material += SHA256.hash(
-        Array((try? Data(contentsOf: URL(fileURLWithPath: tree.absolutePath(file)))) ?? Data()))
+    key(
+      closure: closure(tree: tree, shims: shims, extraSeeds: []), root: tree.root, shims: shims,
+      projectSources: projectSources)
+  }
+
+  /// The same package with the checkout files that failed to compile left out.
+  func excluding(_ failed: [String: String]) throws -> BitchatSourcePackage {
+    var all = Self.readFeedback(directory + "/" + Self.feedbackName)
+    for (path, reason) in failed { all[path] = reason }
+    let text = all.sorted { $0.key < $1.key }.map { "\($0.key)\t\($0.value)" }.joined(
+      separator: "\n")
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    try (text + "\n").write(
+      toFile: directory + "/" + Self.feedbackName, atomically: true, encoding: .utf8)
+    return try BitchatSourcePackage(
+      tree: tree, packageRoot: (shimsDirectory as NSString).deletingLastPathComponent,
+      cacheRoot: (directory as NSString).deletingLastPathComponent, extraSeeds: extraSeeds)
+  }
+
+  static func readFeedback(_ path: String) -> [String: String] {
+    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [:] }
+    var entries: [String: String] = [:]
+    for line in text.split(separator: "\n") {
+      let parts = line.split(separator: "\t", maxSplits: 1)
+      if parts.count == 2 { entries[String(parts[0])] = String(parts[1]) }
     }
+    return entries
+  }
+
+  /// The Tor layer's files and the driver's: what the lane compiles whatever else it needs.
+  static func seeds(tree: BitchatTree, index: BitchatCheckoutIndex, shims: String)
+    -> [BitchatSourceClosure.Seed]
+  {
+    var seeds: [BitchatSourceClosure.Seed] = []
+    for file in tree.files {
+      let module = index.files[file.relativePath]?.module ?? file.target
+      let outline = index.files[file.relativePath]?.outline ?? SwiftSourceOutline()
+      seeds.append(
+        .init(name: file.name, module: module, outline: outline, relativePath: file.relativePath))
+    }
+    for path in files(under: shims + "/Driver") {
+      let source = (try? String(contentsOfFile: shims + "/Driver/" + path, encoding: .utf8)) ?? ""
+      seeds.append(
+        .init(
+          name: "Driver/" + path, module: BitchatCheckoutIndex.appModule,
+          outline: SwiftSourceOutline(source: source), relativePath: nil))
+    }
+    return seeds
+  }
+
+  /// BitchatShims/AppStandIns, file by file.
+  static func standIns(shims: String) -> [BitchatSourceClosure.StandIn] {
+    files(under: shims + "/AppStandIns").map { path in
+      let source =
+        (try? String(contentsOfFile: shims + "/AppStandIns/" + path, encoding: .utf8)) ?? ""
+      return .init(name: path, outline: SwiftSourceOutline(source: source))
+    }
+  }
+
+  /// SHA-256 over every checkout file compiled (path and bytes), every shim file and every file
+  /// of the project modules linked in (a change to the transport's SOCKS or TLS code must
+  /// rebuild the driver, or the lane would test stale code), first 16 hex digits.
+  static func key(
+    closure: BitchatSourceClosure, root: String, shims: String, projectSources: String
+  ) -> String {
+    var material: [UInt8] = Array("layout \(layoutVersion)\n".utf8)
+    for file in closure.files {
+      material += Array("bitchat \(file.module) \(file.relativePath)\n".utf8)
+      material += SHA256.hash(
+        Array(
+          (try? Data(contentsOf: URL(fileURLWithPath: root + "/" + file.relativePath))) ?? Data()))
+    }
+    material += Array("stand-ins \(closure.standIns.joined(separator: " "))\n".utf8)
     for path in Self.files(under: shims) {
       material += Array("shim \(path)\n".utf8)
       material += SHA256.hash(
@@ -103,10 +196,53 @@ public struct BitchatSourcePackage: Sendable {
   /// Generated symlink path (inside the package) -> bitchat path, for diagnostics.
   public var linkMap: [String: String] {
     var map: [String: String] = [:]
-    for file in tree.files {
-      map[directory + "/Sources/\(file.target)/\(file.name)"] = file.relativePath
+    for file in closure.files {
+      map[directory + "/Sources/\(file.module)/\(file.relativePath)"] = file.relativePath
     }
     return map
+  }
+
+  /// Whether the generated links lead to this package's checkout (not to another checkout
+  /// with the same files, which wrote them first).
+  var linksPointAtItsCheckout: Bool {
+    linkMap.allSatisfy { link, relative in
+      (try? FileManager.default.destinationOfSymbolicLink(atPath: link))
+        == tree.root + "/" + relative
+    }
+  }
+
+  /// Generated path -> the checkout file it links, for every compiled file (the builder's
+  /// feedback: a file of the checkout that failed to compile here).
+  var checkoutFiles: [String: BitchatCheckoutIndex.SourceFile] {
+    var map: [String: BitchatCheckoutIndex.SourceFile] = [:]
+    for file in closure.files {
+      map[directory + "/Sources/\(file.module)/\(file.relativePath)"] = file
+    }
+    return map
+  }
+
+  /// The checkout's local modules the package builds: those with a compiled file, and those a
+  /// compiled file imports (an empty module then, as `import` needs one).
+  var localModules: [String] {
+    var modules = Set(closure.files.map(\.module))
+    for file in closure.files {
+      modules.formUnion(
+        file.outline.imports.union(file.outline.conditionalImports).intersection(
+          closure.index.localModules))
+    }
+    modules.remove(BitchatCheckoutIndex.appModule)
+    return modules.sorted()
+  }
+
+  /// The local modules `module`'s compiled files import.
+  func imports(of module: String) -> [String] {
+    var imported = Set<String>()
+    for file in closure.files where file.module == module {
+      imported.formUnion(
+        file.outline.imports.union(file.outline.conditionalImports).intersection(localModules))
+    }
+    imported.remove(module)
+    return imported.sorted()
   }
 
   /// Writes the package: Package.swift and Sources/ of links. Idempotent.
@@ -124,39 +260,67 @@ public struct BitchatSourcePackage: Sendable {
       try manager.createSymbolicLink(
         atPath: sources + "/" + module, withDestinationPath: shimsDirectory + "/" + module)
     }
-    for target in ["BitLogger", "Tor", "BitchatApp"] {
-      try manager.createDirectory(atPath: sources + "/" + target, withIntermediateDirectories: true)
+    for module in localModules + [BitchatCheckoutIndex.appModule] {
+      try manager.createDirectory(atPath: sources + "/" + module, withIntermediateDirectories: true)
+      // Every file of the checkout's module that imports a local module makes its extension
+      // members visible to the whole module (Swift 5 mode); the app's build has such files, so
+      // the lane's module says the same.
+      let imported = (closure.moduleImportsOfCheckout[module] ?? []).intersection(localModules)
+        .subtracting([module]).sorted()
+      let text =
+        "// Generated: the local modules \(module)'s files import somewhere in the checkout.\n"
+        + imported.map { "import \($0)\n" }.joined()
+      try text.write(
+        toFile: sources + "/" + module + "/ModuleImports.swift", atomically: true, encoding: .utf8)
     }
-    for file in tree.files {
+    for file in closure.files {
+      let path = sources + "/\(file.module)/\(file.relativePath)"
+      try manager.createDirectory(
+        atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
       try manager.createSymbolicLink(
-        atPath: sources + "/\(file.target)/\(file.name)",
-        withDestinationPath: tree.absolutePath(file))
+        atPath: path, withDestinationPath: tree.root + "/" + file.relativePath)
     }
-    // The app module: bitchat's app files, the stand-ins for the app types they mention, and
-    // the driver (in the same module, as AppRuntime is in the app, so it reaches the internal
-    // types the way the app does).
-    for shim in ["AppStandIns", "Driver"] {
-      for path in Self.files(under: shimsDirectory + "/" + shim) {
-        let name = (path as NSString).lastPathComponent
-        try manager.createSymbolicLink(
-          atPath: sources + "/BitchatApp/" + (name == "main.swift" ? name : "\(shim)-\(name)"),
-          withDestinationPath: shimsDirectory + "/" + shim + "/" + path)
-      }
-    }
+    try writeAppShims(into: sources + "/" + BitchatCheckoutIndex.appModule, driver: true)
     try manifest().write(toFile: directory + "/Package.swift", atomically: true, encoding: .utf8)
   }
+
+  /// The app module's share of the project: the stand-ins the closure kept and, for the lane,
+  /// the driver (in the same module, as AppRuntime is in the app, so it reaches the internal
+  /// types the way the app does).
+  func writeAppShims(into folder: String, driver: Bool) throws {
+    let manager = FileManager.default
+    for name in closure.standIns {
+      try manager.createSymbolicLink(
+        atPath: folder + "/AppStandIns-" + (name as NSString).lastPathComponent,
+        withDestinationPath: shimsDirectory + "/AppStandIns/" + name)
+    }
+    guard driver else { return }
+    for path in Self.files(under: shimsDirectory + "/Driver") {
+      let name = (path as NSString).lastPathComponent
+      try manager.createSymbolicLink(
+        atPath: folder + "/" + (name == "main.swift" ? name : "Driver-\(name)"),
+        withDestinationPath: shimsDirectory + "/Driver/" + path)
+    }
+  }
+
+  /// The compiler flags that say which of bitchat's declarations the driver may use.
+  var featureDefines: [String] { BitchatDriverFeatures.flags(in: closure.index) }
 
   /// Package.swift: Swift 5 mode and -D DEBUG for bitchat's files as the app builds them; the
   /// FoundationNetworking shim imported into every bitchat file (Apple's Foundation brings
   /// URLSession and Combine's ObservableObject; Linux's does not).
   func manifest() -> String {
-    var defines = [#".define("DEBUG")"#]
-    if tree.has("bitchat/Nostr/NostrRelaySettings.swift") {
-      defines.append(#".define("BITCHAT_HAS_RELAY_SETTINGS")"#)
-    }
-    if tree.has("bitchat/Services/NetworkReachabilityMonitor.swift") {
-      defines.append(#".define("BITCHAT_HAS_REACHABILITY_MONITOR")"#)
-    }
+    let defines = [#".define("DEBUG")"#] + featureDefines.map { #".define("\#($0)")"# }
+    let shims = #""Combine", "Network", "FoundationNetworkingShim", "ArtiLinux""#
+    let local = localModules.map { module in
+      let dependencies = imports(of: module).map { #""\#($0)""# }.joined(separator: ", ")
+      return #"""
+            .target(
+              name: "\#(module)", dependencies: [\#(shims)\#(dependencies.isEmpty ? "" : ", " + dependencies)],
+              swiftSettings: bitchat),
+        """#
+    }.joined(separator: "\n")
+    let appDependencies = (localModules.map { #""\#($0)""# } + [shims]).joined(separator: ", ")
     return """
       // swift-tools-version:6.0
       // Generated by failclosed (bitchat-source lane). Do not edit: regenerated from the sources.
@@ -186,14 +350,9 @@ public struct BitchatSourcePackage: Sendable {
             dependencies: ["Combine", "TLS", "SOCKS", "HTTPCodec", "FailClosedSupport"],
             swiftSettings: [.swiftLanguageMode(.v5)]),
           .target(name: "ArtiLinux", dependencies: ["FailClosedSupport"]),
-          .target(name: "BitLogger", dependencies: ["FoundationNetworkingShim"], swiftSettings: bitchat),
-          .target(
-            name: "Tor", dependencies: ["BitLogger", "Combine", "Network", "ArtiLinux", "FoundationNetworkingShim"],
-            swiftSettings: bitchat),
+      \(local)
           .executableTarget(
-            name: "BitchatApp",
-            dependencies: ["Tor", "BitLogger", "Combine", "Network", "FoundationNetworkingShim", "ArtiLinux"],
-            swiftSettings: bitchat),
+            name: "BitchatApp", dependencies: [\(appDependencies)], swiftSettings: bitchat),
           .executableTarget(
             name: "Checks",
             dependencies: ["Combine", "Network", "FoundationNetworkingShim", "ArtiLinux", "TLS", "FailClosedSupport"],

@@ -43,11 +43,39 @@ public struct BitchatTestsPackage: Sendable {
     }
     key = SHA256.hash(material).prefix(8).map { String(format: "%02x", $0) }.joined()
     self.tests = tests
+    // What the tests use of the app counts too: bitchat's own files for it come along.
+    let seeds = tests.files.map { file in
+      BitchatSourceClosure.Seed(
+        name: "test:" + file.relativePath, module: BitchatCheckoutIndex.appModule,
+        outline: SwiftSourceOutline(
+          source: (try? String(contentsOfFile: tree.root + "/" + file.relativePath, encoding: .utf8))
+            ?? ""), relativePath: nil)
+    }
     lane = try BitchatSourcePackage(
-      tree: tree, packageRoot: packageRoot, cacheRoot: cacheRoot + "/tests-" + key)
+      tree: tree, packageRoot: packageRoot, cacheRoot: cacheRoot + "/tests-" + key,
+      extraSeeds: seeds)
+  }
+
+  private init(lane: BitchatSourcePackage, tests: BitchatTestFiles, key: String) {
+    self.lane = lane
+    self.tests = tests
+    self.key = key
+  }
+
+  /// The same package with the checkout files that failed to compile here left out.
+  func excluding(_ failed: [String: String]) throws -> BitchatTestsPackage {
+    BitchatTestsPackage(lane: try lane.excluding(failed), tests: tests, key: key)
   }
 
   public var directory: String { lane.directory }
+
+  /// Whether the app module's and the tests' links lead to this checkout.
+  var linksPointAtItsCheckout: Bool {
+    linkMap.allSatisfy { link, relative in
+      (try? FileManager.default.destinationOfSymbolicLink(atPath: link))
+        == tests.root + "/" + relative
+    }
+  }
   public var xctestRunnerPath: String { directory + "/.build/debug/" + Self.xctestRunner }
   public var swiftTestingPath: String { directory + "/.build/debug/" + Self.swiftTestingBundle }
   public var standInChecksPath: String { directory + "/.build/debug/" + Self.standInChecks }
@@ -66,8 +94,8 @@ public struct BitchatTestsPackage: Sendable {
   /// tests'.
   public var linkMap: [String: String] {
     var map = lane.linkMap
-    for file in lane.tree.files where file.target == "BitchatApp" {
-      map[directory + "/Sources/bitchat/\(file.name)"] = file.relativePath
+    for file in lane.closure.files where file.module == BitchatCheckoutIndex.appModule {
+      map[directory + "/Sources/bitchat/\(file.relativePath)"] = file.relativePath
     }
     for file in tests.files {
       for place in placements(file) { map[directory + "/" + place] = file.relativePath }
@@ -95,14 +123,18 @@ public struct BitchatTestsPackage: Sendable {
     let app = directory + "/Sources/bitchat"
     try? manager.removeItem(atPath: app)
     try manager.createDirectory(atPath: app, withIntermediateDirectories: true)
-    // The lane's app module without its driver (Driver-*.swift and main.swift).
-    let laneApp = directory + "/Sources/BitchatApp"
-    for name in try manager.contentsOfDirectory(atPath: laneApp).sorted()
-    where !name.hasPrefix("Driver-") && name != "main.swift" {
+    // The lane's app module without its driver.
+    for file in lane.closure.files where file.module == BitchatCheckoutIndex.appModule {
+      let path = app + "/" + file.relativePath
+      try manager.createDirectory(
+        atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
       try manager.createSymbolicLink(
-        atPath: app + "/" + name,
-        withDestinationPath: try manager.destinationOfSymbolicLink(atPath: laneApp + "/" + name))
+        atPath: path, withDestinationPath: lane.tree.root + "/" + file.relativePath)
     }
+    try manager.copyItem(
+      atPath: directory + "/Sources/BitchatApp/ModuleImports.swift",
+      toPath: app + "/ModuleImports.swift")
+    try lane.writeAppShims(into: app, driver: false)
     let checks = directory + "/StandInChecks"
     try? manager.removeItem(atPath: checks)
     try manager.createDirectory(atPath: checks, withIntermediateDirectories: true)
