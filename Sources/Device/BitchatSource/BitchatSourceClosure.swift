@@ -49,6 +49,9 @@ public struct BitchatSourceClosure: Sendable {
   public let files: [BitchatCheckoutIndex.SourceFile]
   /// Stand-ins compiled, by file name.
   public let standIns: [String]
+  /// Why each compiled stand-in is used: the checkout's file it replaces and why that file
+  /// cannot be used, or that the checkout declares none of its types.
+  public let standInReasons: [String: String]
   /// Stand-ins left out because the checkout's own file is compiled: name -> that file.
   public let replacedStandIns: [String: String]
   /// Checkout files that cannot be used here, with the reason (only those something needed).
@@ -79,10 +82,29 @@ public struct BitchatSourceClosure: Sendable {
         replacedStandIns = pass.replacedStandIns
         self.unusable = pass.consulted
         unresolved = pass.unresolved.sorted { ($0.symbol, $0.neededBy) < ($1.symbol, $1.neededBy) }
+        standInReasons = Self.reasons(
+          for: standIns.filter { pass.activeStandIns.contains($0.name) }, index: index,
+          unusable: pass.consulted)
         return
       }
       for (path, reason) in pass.broken { unusable[path] = reason }
     }
+  }
+
+  /// For each stand-in: the first checkout file declaring one of its types, with the reason that
+  /// file is unusable.
+  static func reasons(
+    for standIns: [StandIn], index: BitchatCheckoutIndex, unusable: [String: String]
+  ) -> [String: String] {
+    var reasons: [String: String] = [:]
+    for standIn in standIns {
+      let declaring = standIn.outline.types.sorted().lazy.flatMap { index.declaringFiles(of: $0) }
+        .first { unusable[$0.relativePath] != nil }
+      reasons[standIn.name] =
+        declaring.map { "for \($0.relativePath): \(unusable[$0.relativePath] ?? "")" }
+        ?? "no file of the checkout declares its types where Linux compiles"
+    }
+    return reasons
   }
 
   /// Local modules each module's files import anywhere in the checkout: their extension members
@@ -286,7 +308,11 @@ public struct BitchatSourceClosure: Sendable {
   public var summary: String {
     let byModule = Dictionary(grouping: files, by: \.module).map { "\($0.value.count) \($0.key)" }
       .sorted()
-    let stand = standIns.isEmpty ? "no stand-ins" : "stand-ins: " + standIns.joined(separator: ", ")
+    let stand =
+      standIns.isEmpty
+      ? "no stand-ins"
+      : "stand-ins: "
+        + standIns.map { "\($0) (\(standInReasons[$0] ?? "used"))" }.joined(separator: ", ")
     return "\(files.count) files of the checkout (\(byModule.joined(separator: ", "))); \(stand)"
   }
 

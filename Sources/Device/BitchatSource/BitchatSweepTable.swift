@@ -17,6 +17,8 @@ public struct BitchatSweepTable: Sendable, Equatable, Codable {
     public var testsFailed: Int?
     /// Scenario name -> verdict (pass, fail, leak, inconclusive, ...).
     public var verdicts: [String: String]
+    /// Scenario name -> the report's first reason, for each verdict that is not a pass.
+    public var reasons: [String: String]?
 
     public init(commit: BitchatHistory.Commit) {
       self.commit = commit.hash
@@ -98,6 +100,16 @@ public struct BitchatSweepTable: Sendable, Equatable, Codable {
       lines += ["", "## Builds that failed", ""]
       for row in failedBuilds {
         lines.append("- \(row.commit.prefix(8)): \(row.diagnostic ?? "no diagnostic")")
+      }
+    }
+    let explained = rows.filter { !($0.reasons ?? [:]).isEmpty }
+    if !explained.isEmpty {
+      lines += ["", "## Why, where a scenario did not pass", ""]
+      for row in explained {
+        for (scenario, reason) in (row.reasons ?? [:]).sorted(by: { $0.key < $1.key }) {
+          lines.append(
+            "- \(row.commit.prefix(8)) \(scenario) (\(row.verdicts[scenario] ?? "-")): \(reason)")
+        }
       }
     }
     lines += ["", "## Where a verdict changed", ""]

@@ -96,6 +96,9 @@ struct BitchatSweep {
     for result in results {
       if let name = result["name"] as? String, let verdict = result["verdict"] as? String {
         row.verdicts[name] = verdict
+        if verdict != "pass", let reason = (result["reasons"] as? [String])?.first {
+          row.reasons = (row.reasons ?? [:]).merging([name: String(reason.prefix(500))]) { $1 }
+        }
       }
     }
   }
