@@ -1,5 +1,6 @@
 import BitchatSource
 import Lanes
+import Scenarios
 
 /// `--sut NAME` (and `--bitchat-src DIR`) as every command reads them: the system looked up in
 /// Lanes' registry (``TestedSystems``), never compared as a string here.
@@ -58,8 +59,11 @@ enum SystemUnderTestOption {
   }
 
   /// The inputs a system gets ready with.
-  static func inputs(_ arguments: ParsedArguments) -> TestedSystemInputs {
+  static func inputs(_ arguments: ParsedArguments, program: ProgramSpec? = nil)
+    -> TestedSystemInputs
+  {
     TestedSystemInputs(
-      bitchatSource: arguments.value("bitchat-src"), progress: { FailClosedMain.printError($0) })
+      bitchatSource: arguments.value("bitchat-src"), program: program,
+      progress: { FailClosedMain.printError($0) })
   }
 }

@@ -93,7 +93,8 @@ public struct LeakAuditCommand: Command {
       OptionSpec("keep-pcaps", .flag, help: "keep every capture in DIR/pcaps, not only failures"),
       OptionSpec("time-scale", .single, valueName: "N", help: "virtual seconds per second (25)"),
     ] + RunClockOption.skipIdleSpecs + [
-      SystemUnderTestOption.spec,
+      SystemUnderTestOption.spec
+    ] + ProgramOption.specs + [
       OptionSpec(
         "bitchat-src", .single, valueName: "DIR", help: "bitchat checkout for bitchat-source",
         values: .directory),
@@ -112,10 +113,13 @@ public struct LeakAuditCommand: Command {
     ]
 
   public func run(_ arguments: ParsedArguments) async throws -> Int32 {
+    let program = try ProgramOption.spec(arguments)
     let paths =
-      arguments.positional.isEmpty
-      ? ["Scenarios"] + (Self.isDirectory("Scenarios/ooni") ? ["Scenarios/ooni"] : [])
-      : arguments.positional
+      !arguments.positional.isEmpty
+      ? arguments.positional
+      : program != nil
+        ? [Self.programScenarios]
+        : ["Scenarios"] + (Self.isDirectory("Scenarios/ooni") ? ["Scenarios/ooni"] : [])
     var shard: ScenarioSelection.Shard?
     if let text = arguments.value("shard") {
       do { shard = try ScenarioSelection.Shard(parsing: text) } catch {
@@ -150,7 +154,8 @@ public struct LeakAuditCommand: Command {
       return try await LeakAuditCompare.run(
         arguments, scenarios: scenarios, shard: shard, jobs: jobs, scale: compareScale)
     }
-    let systems = try SystemUnderTestOption.systems(arguments)
+    let systems =
+      program != nil ? [ProgramSystem.entry] : try SystemUnderTestOption.systems(arguments)
     let baseline = try Self.readBaseline(arguments.value("baseline"))
     var findings: [Finding] = []
     let report = arguments.value("report") ?? Self.defaultReportDirectory
@@ -158,7 +163,7 @@ public struct LeakAuditCommand: Command {
     var exitCode = ExitCode.pass
     for (index, system) in systems.enumerated() {
       let setup = TestedSystems.plan(
-        scenarios, on: system, inputs: SystemUnderTestOption.inputs(arguments))
+        scenarios, on: system, inputs: SystemUnderTestOption.inputs(arguments, program: program))
       if let unavailable = setup.unavailable {
         if unavailable.endsRun {
           FailClosedMain.printError(
@@ -421,6 +426,8 @@ public struct LeakAuditCommand: Command {
 
   /// Where the reports go without --report (README: `reports/`).
   static let defaultReportDirectory = "reports"
+  /// The library's black-box scenarios, which `--app` runs unless PATHs are given.
+  static let programScenarios = "Scenarios/program"
 
   /// The running binary, which the device runs as `mock-tor` and `app`.
   static func executablePath() -> String {

@@ -11,6 +11,7 @@ public enum FailClosedMain {
     MockTorCommand(),
     GenPcapCommand(),
     AppCommand(),
+    ProgramLaunchCommand(),
     LeakAuditCommand(),
     ReplayCommand(),
     CheckCommand(),

@@ -13,6 +13,7 @@ public enum ExpectationKinds {
     ScenarioExpectation.BootstrapStuck.self, ScenarioExpectation.BootstrapProblem.self,
     ScenarioExpectation.BootstrapThroughBridge.self, ScenarioExpectation.FlowsOnlyTo.self,
     ScenarioExpectation.BootstrapStopsAt.self, ScenarioExpectation.Reachability.self,
+    ScenarioExpectation.ProgramSucceeds.self, ScenarioExpectation.FailsClosed.self,
   ]
 
   /// The unit of the kind written `name` in `units` (the list above unless a test says).

@@ -330,6 +330,9 @@ public struct AppPlan: Sendable, Equatable {
     /// bitchat's own code, unmodified (the bitchat-source lane): the driver built from a
     /// bitchat checkout with the project's shims, in real time (bitchat reads the wall clock).
     case bitchatSource = "bitchat-source"
+    /// Any program, as a black box (``ProgramSpec``): `leak-audit --app -- CMD` puts the
+    /// command into the library's program scenarios (Scenarios/program).
+    case program
 
     /// One of Onion Browser's versions.
     public var isOnionBrowser: Bool {
@@ -342,6 +345,8 @@ public struct AppPlan: Sendable, Equatable {
       guard let verb = ActionVerbs.verb(named: step.name, in: verbs) else { return false }
       // The harness's own verbs act on the mock Tor, whatever the app.
       if verb.performer == .mockTor { return true }
+      // A black box is only started: nothing else can be done to it from outside.
+      if self == .program { return verb.name == ActionVerbs.start.name }
       return verb.apps.contains(isOnionBrowser ? .onionBrowser : .bitchat)
     }
 
@@ -362,16 +367,19 @@ public struct AppPlan: Sendable, Equatable {
   public var customRelays: [String]
   /// In time order (the parser sorts stably by `at`).
   public var actions: [AppAction]
+  /// The program profile's command (nil in a library file until `--app` gives one).
+  public var program: ProgramSpec?
 
   public init(
     profile: Profile, torPreference: Bool = true, activationGranted: Bool = true,
-    customRelays: [String] = [], actions: [AppAction]
+    customRelays: [String] = [], actions: [AppAction], program: ProgramSpec? = nil
   ) {
     self.profile = profile
     self.torPreference = torPreference
     self.activationGranted = activationGranted
     self.customRelays = customRelays
     self.actions = actions
+    self.program = program
   }
 }
 

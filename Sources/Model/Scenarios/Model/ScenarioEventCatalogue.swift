@@ -48,6 +48,17 @@ public enum ScenarioEventCatalogue {
         emittedBy: ["tor.start", "app.profile"].contains(name)
           ? .all : ["tor.state", "app.exited"].contains(name) ? .onionBrowser : .bitchat)
     }
+    + programEvents.map { ScenarioEventKind($0, ["value"], emittedBy: []) }
+
+  /// What the program launcher (`failclosed program-launch`) says of a black box, as `state`
+  /// lines of component `program`: how it started (at-start, after-bootstrap, or
+  /// bootstrap-wait-ended), each line it printed (the first 200, 300 characters each), its
+  /// exit status, that it was still running at the scenario's end (killed), the success file
+  /// it wrote, or why it could not start.
+  public static let programEvents = [
+    "program.started", "program.output", "program.exit", "program.killed", "program.file",
+    "program.error",
+  ]
 
   /// The driver's `state` lines other than isReady and proxyMode: `component.field`, with
   /// the new value in `value` (``ScenarioEvent/init(_:)`` keeps only that).

@@ -142,7 +142,9 @@ public enum ScenarioParser {
   /// contacts (bitchat's built-in relays and its relay directory, and the hosts of the
   /// scenario's own relay and page URLs). The world's resolver answers every one of them with
   /// the web host, so a rule naming one acts on the web host.
+  /// Empty for a program: a black box may ask for any name.
   public static func knownHosts(_ app: AppPlan) -> [String] {
+    if app.profile == .program { return [] }
     var urls = builtInURLs
     urls += app.customRelays
     for action in app.actions {
@@ -282,7 +284,7 @@ public enum ScenarioParser {
       let p = try FieldReader(e.value, file: r.file, path: e.path)
       try p.rejectUnknown(allowing: ["name", "answer", "note"])
       let name = try p.string("name", matching: Pattern.host, "a lower-case host name")!
-      if lane == .mock,
+      if lane == .mock, !hosts.isEmpty,
         !hosts.contains(where: { $0 == name || $0.hasSuffix("." + name) })
       {
         throw p.fail(
@@ -376,10 +378,17 @@ public enum ScenarioParser {
     throws(ScenarioError) -> AppPlan
   {
     try r.rejectUnknown(allowing: [
-      "profile", "torPreference", "activation", "customRelays", "actions", "note",
+      "profile", "torPreference", "activation", "customRelays", "actions", "note", "program",
     ])
     let profile = AppPlan.Profile(
       rawValue: try r.oneOf("profile", AppPlan.Profile.allCases.map(\.rawValue))!)!
+    var program: ProgramSpec?
+    if let programReader = try r.object("program") {
+      guard profile == .program else {
+        throw r.fail("program", "a command is given only with \"profile\": \"program\"")
+      }
+      program = try ProgramSpecParser.read(programReader)
+    }
     let preference = try r.bool("torPreference") ?? true
     let activation =
       try r.oneOf("activation", ["granted", "revoked"], required: false) ?? "granted"
@@ -392,7 +401,12 @@ public enum ScenarioParser {
       }
       return s
     }
-    let actions = try r.array("actions", required: true, minCount: 1, "actions")!.map {
+    // A program's one action is its start, at time 0 unless the file says.
+    let written =
+      try r.array("actions", required: profile != .program, minCount: 1, "actions") ?? [
+        (r.childPath("actions") + "[0]", .object([("at", .number(0)), ("do", .string("start"))]))
+      ]
+    let actions = try written.map {
       e throws(ScenarioError) in
       let reader = try FieldReader(e.value, file: r.file, path: e.path)
       let action = try parseAction(reader, duration: duration, lane: lane, verbs: verbs)
@@ -402,7 +416,9 @@ public enum ScenarioParser {
           profile.isOnionBrowser
             ? "\"\(action.step.name)\" is not modelled for the \(profile.rawValue) profile "
               + "(its verbs: " + profile.modelledVerbs(in: verbs).joined(separator: ", ") + ")"
-            : "\"\(action.step.name)\" needs an onion-browser profile")
+            : profile == .program
+              ? "a program is a black box: only \"start\" (and the mock Tor's verbs) apply"
+              : "\"\(action.step.name)\" needs an onion-browser profile")
       }
       return action
     }
@@ -414,7 +430,7 @@ public enum ScenarioParser {
       actions: actions.enumerated().sorted {
         ($0.element.at, $0.offset) < ($1.element.at, $1.offset)
       }
-      .map(\.element))
+      .map(\.element), program: program)
   }
 
   /// One step, read by its verb's entry in `verbs`: the field it carries and the values it

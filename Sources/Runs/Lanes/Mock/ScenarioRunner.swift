@@ -63,7 +63,9 @@ public struct ScenarioRunner: Sendable {
     return await LanePipeline.run(
       scenario, on: lane,
       options: LanePipeline.Options(
-        grace: options.grace, skipIdle: options.skipIdle, onEvent: options.onEvent))
+        // A program may leave children that send after it ends: a second more of capture.
+        grace: scenario.app.profile == .program ? max(options.grace, 1) : options.grace,
+        skipIdle: options.skipIdle, onEvent: options.onEvent))
   }
 
   /// The lane `scenario` runs on: bitchat's own code when the driver is asked for, the mock
@@ -72,6 +74,7 @@ public struct ScenarioRunner: Sendable {
     let mock = MockLane(
       executable: options.executable, timeScale: options.timeScale,
       workDirectory: options.workDirectory)
+    if scenario.app.profile == .program { return ProgramMockLane(mock: mock) }
     if let transport = try ScenarioCommandLines.bitchatSourceTransport(
       scenario, driver: options.bitchatSourceDriver, substitute: options.substituteBitchatSource)
     {

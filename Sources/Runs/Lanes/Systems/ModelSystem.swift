@@ -8,7 +8,8 @@ public enum ModelSystem {
   public static let entry = TestedSystem(
     name: "model",
     summary: "the project's model of each app (default)",
-    adopt: { $0 },
+    refusal: "is a program scenario: it needs a command (leak-audit --app -- CMD)",
+    adopt: { $0.app.profile == .program ? nil : $0 },
     prepare: { scenarios, inputs in
       BitchatSourceSystem.prepare(scenarios, inputs: inputs, substituting: false)
     })

@@ -39,11 +39,17 @@ public struct TestedSystem: Sendable {
 public struct TestedSystemInputs: Sendable {
   /// `--bitchat-src DIR`, when given.
   public var bitchatSource: String?
+  /// `--app -- CMD` (with `--app-profile FILE`), when given.
+  public var program: ProgramSpec?
   /// Where build progress goes (standard error).
   public var progress: @Sendable (String) -> Void
 
-  public init(bitchatSource: String? = nil, progress: @escaping @Sendable (String) -> Void) {
+  public init(
+    bitchatSource: String? = nil, program: ProgramSpec? = nil,
+    progress: @escaping @Sendable (String) -> Void
+  ) {
     self.bitchatSource = bitchatSource
+    self.program = program
     self.progress = progress
   }
 }

@@ -3,7 +3,9 @@ import Scenarios
 /// Every system under test, once (``TestedSystem``). `--sut` accepts exactly these names; a
 /// test adds a trivial system to show that an entry here is all a new one needs.
 public enum TestedSystems {
-  public static let all: [TestedSystem] = [ModelSystem.entry, BitchatSourceSystem.entry]
+  public static let all: [TestedSystem] = [
+    ModelSystem.entry, BitchatSourceSystem.entry, ProgramSystem.entry,
+  ]
 
   /// The default `--sut`.
   public static let defaultName = ModelSystem.entry.name

@@ -1,0 +1,73 @@
+import Foundation
+import Lanes
+import Scenarios
+
+/// `--app -- CMD ARGS` and `--app-profile FILE`: a program as the system under test, checked
+/// before anything is set up (a command that does not exist is a usage error, exit 2).
+enum ProgramOption {
+  static let specs = [
+    OptionSpec("app", .flag, help: "the system under test is the command after --"),
+    OptionSpec(
+      "app-profile", .single, valueName: "FILE",
+      help: "the program's argv, env, cwd, Tor (arti|ctor), start and success (JSON)",
+      values: .file),
+  ]
+
+  /// The program asked for, or nil when neither option is given.
+  static func spec(_ arguments: ParsedArguments) throws -> ProgramSpec? {
+    let profile = arguments.value("app-profile")
+    guard arguments.has("app") || profile != nil else {
+      if !arguments.trailing.isEmpty {
+        throw UsageError("a command after -- needs --app (leak-audit --app -- CMD ARGS)")
+      }
+      return nil
+    }
+    let command = arguments.trailing.isEmpty ? nil : arguments.trailing
+    var spec: ProgramSpec
+    if let profile {
+      guard let data = FileManager.default.contents(atPath: profile) else {
+        throw UsageError("--app-profile \(profile): cannot read the file")
+      }
+      do {
+        spec = try ProgramSpecParser.parse(
+          String(decoding: data, as: UTF8.self), file: profile, command: command)
+      } catch {
+        throw UsageError("--app-profile \(error)")
+      }
+    } else {
+      guard let command else {
+        throw UsageError("--app needs a command after --: leak-audit --app -- CMD ARGS")
+      }
+      spec = ProgramSpec(arguments: command)
+    }
+    if arguments.value("sut").map({ $0 != ProgramSystem.entry.name }) ?? false {
+      throw UsageError(
+        "--app runs the command given; it contradicts --sut \(arguments.value("sut")!)")
+    }
+    guard let program = spec.arguments.first, let found = locate(program, in: spec) else {
+      throw UsageError(
+        "\(spec.arguments.first ?? ""): no such program (not executable, or not on PATH)")
+    }
+    spec.arguments[0] = found
+    return spec
+  }
+
+  /// The program's path: as given when it names one, else the first executable on PATH
+  /// (the program's own PATH when its environment sets one).
+  static func locate(_ program: String, in spec: ProgramSpec) -> String? {
+    if program.contains("/") {
+      let path =
+        program.hasPrefix("/")
+        ? program
+        : (spec.workingDirectory ?? FileManager.default.currentDirectoryPath) + "/" + program
+      return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+    }
+    let search =
+      spec.environment["PATH"] ?? ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+    for directory in search.split(separator: ":") {
+      let candidate = "\(directory)/\(program)"
+      if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+    }
+    return nil
+  }
+}

@@ -1,0 +1,86 @@
+import Foundation
+
+/// Reads a ``ProgramSpec``: a scenario's `app.program`, or a whole `--app-profile FILE`. The
+/// same fields in both places:
+///
+///     {"argv": ["curl", "--socks5-hostname", "127.0.0.1:39050", "http://web.example/"],
+///      "env": {"NAME": "value"}, "cwd": "/tmp", "tor": "ctor", "start": "with-tor",
+///      "success": {"exit": 0, "output": "regex", "file": "/tmp/out"}}
+///
+/// Only `argv` is required (a profile file given with `--app -- CMD` may leave it out: the
+/// command line's comes instead).
+public enum ProgramSpecParser {
+  public static let fields = ["argv", "env", "cwd", "tor", "start", "success", "note"]
+
+  /// A `--app-profile FILE`'s text; `command` (from `--app -- CMD`) replaces its argv.
+  public static func parse(_ text: String, file: String, command: [String]? = nil)
+    throws(ScenarioError) -> ProgramSpec
+  {
+    let root: JSONValue
+    do {
+      root = try JSONParser.parse(text)
+    } catch {
+      throw ScenarioError(file: file, path: "", message: "not valid JSON: \(error)")
+    }
+    return try read(FieldReader(root, file: file, path: ""), command: command)
+  }
+
+  static func read(_ r: FieldReader, command: [String]? = nil) throws(ScenarioError)
+    -> ProgramSpec
+  {
+    try r.rejectUnknown(allowing: fields)
+    var arguments: [String] = []
+    if let argv = try r.array("argv", required: command == nil, minCount: 1, "arguments") {
+      for element in argv {
+        guard case .string(let word) = element.value else {
+          throw ScenarioError(
+            file: r.file, path: element.path,
+            message: "expected a string, got \(element.value.shortDescription)")
+        }
+        arguments.append(word)
+      }
+    }
+    if let command { arguments = command }
+    guard let program = arguments.first, !program.isEmpty else {
+      throw r.fail("argv", "the program's name is empty")
+    }
+    var environment: [String: String] = [:]
+    if case .object(let members)? = r.value("env") {
+      for member in members {
+        guard case .string(let value) = member.value else {
+          throw r.fail(
+            "env",
+            "\(member.key): expected a string value, got \(member.value.shortDescription)")
+        }
+        guard !member.key.isEmpty, !member.key.contains("=") else {
+          throw r.fail("env", "'\(member.key)' is not a variable name")
+        }
+        environment[member.key] = value
+      }
+    } else if let other = r.value("env") {
+      throw r.fail("env", "expected an object of names and values, got \(other.shortDescription)")
+    }
+    let tor =
+      try r.oneOf("tor", ProgramSpec.Tor.allCases.map(\.rawValue), required: false)
+      .map { ProgramSpec.Tor(rawValue: $0)! } ?? .ctor
+    let start =
+      try r.oneOf("start", ProgramSpec.Start.allCases.map(\.rawValue), required: false)
+      .map { ProgramSpec.Start(rawValue: $0)! } ?? .withTor
+    var success = ProgramSpec.Success()
+    if let s = try r.object("success") {
+      try s.rejectUnknown(allowing: ["exit", "output", "file"])
+      success.exit = try s.integer("exit", in: 0...255, "an exit status")
+      success.output = try s.string("output", required: false)
+      success.file = try s.string("file", required: false)
+      if let output = success.output, (try? Regex(output)) == nil {
+        throw s.fail("output", "'\(output)' is not a regular expression")
+      }
+      if success.exit == nil, success.output == nil, success.file == nil { success.exit = 0 }
+    }
+    _ = try r.string("note", required: false)
+    return ProgramSpec(
+      arguments: arguments, environment: environment,
+      workingDirectory: try r.string("cwd", required: false), tor: tor, start: start,
+      success: success)
+  }
+}
