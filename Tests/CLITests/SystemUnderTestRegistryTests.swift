@@ -50,14 +50,16 @@ struct SystemUnderTestRegistryTests {
     }
     #expect(
       throws: UsageError(
-        "--sut: expected names among model, bitchat-source separated by commas, got 'modle'")
+        "--sut: expected names among model, bitchat-source, program separated by commas, got 'modle'")
     ) {
       try SystemUnderTestOption.systems(Self.arguments(["--sut", "model,modle"]))
     }
   }
 
   @Test func aNameNotInTheListIsAUsageErrorNamingTheSystems() throws {
-    #expect(throws: UsageError("--sut: expected model or bitchat-source, got 'onion-only'")) {
+    #expect(
+      throws: UsageError("--sut: expected model or bitchat-source or program, got 'onion-only'")
+    ) {
       try SystemUnderTestOption.system(Self.arguments(["--sut", "onion-only"]))
     }
     #expect(
@@ -88,7 +90,15 @@ struct SystemUnderTestRegistryTests {
     #expect(!source.contains { $0.app.profile.isOnionBrowser || $0.app.profile == .hardened })
     #expect(library.compactMap(ModelSystem.entry.adopt) == library)
     #expect(
-      SystemUnderTestOption.spec.values == .words(["model", "bitchat-source"]))
+      SystemUnderTestOption.spec.values == .words(["model", "bitchat-source", "program"]))
+    // The program system takes the black-box files only; the model none of them.
+    let programs = ScenarioLoader.load([RepositoryFiles.root + "/Scenarios/program"]).compactMap {
+      try? $0.result.get()
+    }
+    #expect(programs.count >= 10)
+    #expect(programs.compactMap(ProgramSystem.entry.adopt) == programs)
+    #expect(programs.compactMap(ModelSystem.entry.adopt).isEmpty)
+    #expect(library.compactMap(ProgramSystem.entry.adopt).isEmpty)
   }
 
   /// `--help` reads the lists: every verb, censor action and system is named where a user
@@ -102,7 +112,7 @@ struct SystemUnderTestRegistryTests {
     let verbs = ActionVerbs.scenarioNames().joined(separator: ", ")
     #expect(check.contains("Action verbs: \(verbs)."))
     #expect(check.contains(CensorAction.scenarioRules.map(\.rawValue).joined(separator: ", ")))
-    #expect(LeakAuditCommand().usage.contains("[--sut model|bitchat-source[,...]]"))
-    #expect(ReplayCommand().usage.contains("[--sut model|bitchat-source]"))
+    #expect(LeakAuditCommand().usage.contains("[--sut model|bitchat-source|program[,...]]"))
+    #expect(ReplayCommand().usage.contains("[--sut model|bitchat-source|program]"))
   }
 }

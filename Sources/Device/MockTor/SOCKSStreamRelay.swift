@@ -94,7 +94,9 @@ final class SOCKSStreamRelay: @unchecked Sendable {
   }
 
   private func resolve() -> StreamOutcome {
-    answer(StreamAnswers.resolve(request, configuration.destinations))
+    answer(
+      StreamAnswers.resolve(
+        request, configuration.destinations, upstream: configuration.upstream))
   }
 
   private func resolvePTR() -> StreamOutcome {

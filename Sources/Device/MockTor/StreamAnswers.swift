@@ -6,7 +6,10 @@ import SOCKS
 /// per personality: the same on the event loop and on a stream's own thread.
 enum StreamAnswers {
   /// RESOLVE: an IP literal as is, a mapped name its virtual address, localhost 127.0.0.1.
-  static func resolve(_ request: SOCKSRequest, _ map: DestinationMap) -> ([UInt8], StreamOutcome) {
+  /// RESOLVE: the mock's map first, then the exit's resolver (`upstream`), else a failure.
+  static func resolve(
+    _ request: SOCKSRequest, _ map: DestinationMap, upstream: (any MockTorUpstream)? = nil
+  ) -> ([UInt8], StreamOutcome) {
     switch request.address {
     case .ipv4, .ipv6:
       return (
@@ -19,6 +22,8 @@ enum StreamAnswers {
         answer = .ipv4(virtual)
       } else if name.lowercased() == "localhost" {
         answer = .ipv4([127, 0, 0, 1])
+      } else if let exit = upstream?.resolve(name) {
+        answer = exit
       } else {
         return failure(request, .hostUnreachable, .resolveFailed)
       }

@@ -23,7 +23,8 @@ enum StreamRoute {
     let personality = configuration.personality
     switch request.command {
     case .resolve:
-      let (reply, outcome) = StreamAnswers.resolve(request, configuration.destinations)
+      let (reply, outcome) = StreamAnswers.resolve(
+        request, configuration.destinations, upstream: configuration.upstream)
       return .answer(reply: reply, outcome: outcome)
     case .resolvePTR:
       let (reply, outcome) = StreamAnswers.resolvePTR(request, configuration.destinations)

@@ -11,6 +11,13 @@ public struct GuardUpstream: MockTorUpstream {
 
   public init(client: GuardTunnelClient) { self.client = client }
 
+  /// The exit resolves as the world's resolver does (FakeResolver: every name to the web
+  /// host), so a client that asks Tor to resolve (torsocks' RESOLVE) gets the answer a direct
+  /// question would have had, without asking in clear.
+  public func resolve(_ name: String) -> SOCKSAddress? {
+    SOCKSAddress.parseIPv4(AddressPlan.webHostV4).map { .ipv4($0) }
+  }
+
   public func connect(to address: SOCKSAddress, port: UInt16) throws -> Socket {
     let host: String
     switch address {

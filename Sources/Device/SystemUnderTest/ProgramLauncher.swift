@@ -117,8 +117,12 @@ public struct ProgramLauncher: Sendable {
   /// Whether the mock Tor's event log (JSON lines) records 100%.
   static func bootstrapped(_ path: String) -> Bool {
     guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return false }
-    return text.split(separator: "\n").contains {
-      $0.contains("\"bootstrap\"") && $0.contains("\"progress\":100")
+    return text.split(separator: "\n").contains { line in
+      guard line.contains("bootstrap"),
+        let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+      else { return false }
+      return object["event"] as? String == "bootstrap"
+        && (object["progress"] as? NSNumber)?.intValue == 100
     }
   }
 }

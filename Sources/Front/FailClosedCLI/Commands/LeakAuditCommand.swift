@@ -18,6 +18,7 @@ public struct LeakAuditCommand: Command {
                                  [--sut \(SystemUnderTestOption.choices)[,...]]
                                  [--baseline FILE] [--write-baseline FILE]
                                  [--bitchat-src DIR] [--compare A,B [--compare-reuse SIDE=FILE]]
+           failclosed leak-audit --app [--app-profile FILE] [PATH ...] [--report DIR] -- CMD ARGS...
 
     Runs each scenario file (PATH: files or directories, default Scenarios/ and Scenarios/ooni/,
     the replayed OONI measurements) in fresh network
@@ -47,6 +48,20 @@ public struct LeakAuditCommand: Command {
     ../shared/upstream/bitchat; see `failclosed bitchat-source`). --bitchat-src DIR alone
     implies --sut bitchat-source (as `app --bitchat-src` does). Files with the profile
     bitchat-source always run on it; without a checkout they are skipped with a note.
+
+    --app -- CMD ARGS: any program as a black box. Every scenario of Scenarios/program (or
+    the PATHs) runs against CMD on the mock lane in real time, all at once: Tor healthy (the
+    positive control: CMD must succeed), blocked, stalled at handshake, circuit_create and
+    loading_descriptors, disabled, crashed before CMD's request, flapping, DNS poisoned at the
+    censor, TLS dropped by size, connections reset. CMD runs in the device with the mock Tor's
+    SOCKS port on 127.0.0.1:39050 (control port 39051), stdin from /dev/null, and is stopped at
+    the scenario's end. Each is judged from the capture (no-leak: any packet outside Tor, a
+    local DNS question included) and from what is seen of CMD from outside: program-succeeds
+    (by default exit 0) and fails-closed (while Tor cannot carry it, CMD fails or waits; a
+    success went around Tor). --app-profile FILE (JSON) sets argv (the command after -- wins),
+    env, cwd, tor (ctor, the default: SOCKS open and requests held; arti: SOCKS only once
+    bootstrapped), start (with-tor, or after-bootstrap) and success ({"exit": 0, "output":
+    "REGEX", "file": "PATH"}); docs/programs.md. A CMD not found is a usage error (exit 2).
 
     --compare A,B (A and B of bitchat, hardened, bitchat-source) runs each bitchat scenario of
     the mock lane on both and compares them item by item: the verdict, each expectation, the
