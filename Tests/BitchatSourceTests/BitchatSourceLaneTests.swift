@@ -76,7 +76,8 @@ struct BitchatSourceLeakAuditOptionTests {
   @Test func aBadSystemUnderTestIsAUsageError() throws {
     let result = try runFailclosed(["leak-audit", "--sut", "iphone", "--lane", "mock"])
     #expect(result.status == 2)
-    #expect(result.output.contains("--sut: expected model or bitchat-source or program, got 'iphone'"))
+    #expect(
+      result.output.contains("--sut: expected model or bitchat-source or program, got 'iphone'"))
   }
 
   /// --bitchat-src means bitchat's own code on every command: alone it implies --sut

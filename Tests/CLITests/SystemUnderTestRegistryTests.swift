@@ -50,7 +50,8 @@ struct SystemUnderTestRegistryTests {
     }
     #expect(
       throws: UsageError(
-        "--sut: expected names among model, bitchat-source, program separated by commas, got 'modle'")
+        "--sut: expected names among model, bitchat-source, program separated by commas, got 'modle'"
+      )
     ) {
       try SystemUnderTestOption.systems(Self.arguments(["--sut", "model,modle"]))
     }
