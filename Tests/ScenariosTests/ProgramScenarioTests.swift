@@ -177,4 +177,17 @@ import Testing
       }
     }
   }
+
+  /// docs/programs.md's table lists exactly the files of Scenarios/program.
+  @Test func theGuideListsEveryProgramScenario() throws {
+    let guide = try String(contentsOfFile: repositoryRoot + "/docs/programs.md", encoding: .utf8)
+    let listed = Set(
+      guide.split(separator: "\n").filter { $0.hasPrefix("| `program-") }.compactMap {
+        $0.split(separator: "`").dropFirst().first.map(String.init)
+      })
+    let files = Set(
+      try FileManager.default.contentsOfDirectory(atPath: scenariosDirectory + "/program")
+        .filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) })
+    #expect(listed == files)
+  }
 }
