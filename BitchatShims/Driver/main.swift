@@ -71,12 +71,15 @@ if let data = FileManager.default.contents(atPath: stateDirectory + "/preference
 {
   for (key, value) in preferences { defaults.set(value, forKey: key) }
 }
+// Under both names bitchat has used: georelays_cache.csv until 58ccb305 (2026-07-26), then
+// georelays_cache_v2.csv (the same CSV; that commit's code removes the old name).
 let cache = stateDirectory + "/georelays_cache_v2.csv"
 if FileManager.default.fileExists(atPath: cache) {
-  try? FileManager.default.removeItem(
-    atPath: stateDirectory + "/data/bitchat/georelays_cache_v2.csv")
-  try? FileManager.default.copyItem(
-    atPath: cache, toPath: stateDirectory + "/data/bitchat/georelays_cache_v2.csv")
+  for name in ["georelays_cache_v2.csv", "georelays_cache.csv"] {
+    try? FileManager.default.removeItem(atPath: stateDirectory + "/data/bitchat/" + name)
+    try? FileManager.default.copyItem(
+      atPath: cache, toPath: stateDirectory + "/data/bitchat/" + name)
+  }
 }
 
 let actions: [DriverAction]

@@ -139,3 +139,30 @@ private func history() throws -> (root: String, hashes: [String]) {
     #expect(throws: BitchatSourceError.self) { try BitchatSweepTable.read(path) }
   }
 }
+
+/// The project's pinned history (baselines/bitchat-history.json): the commits it measured, by
+/// hash, with their results; what `bitchat-source --sweep REPO --expect` holds a clone to.
+@Suite struct BitchatHistoryBaselineTests {
+  @Test func thePinnedHistoryCoversTwentyCommitsAcrossTheMonthsAndBuildsThem() throws {
+    let table = try BitchatSweepTable.read(
+      BitchatSourceLocation.packageRoot + "/baselines/bitchat-history.json")
+    #expect(table.rows.count >= 20)
+    #expect(table.rows.allSatisfy { $0.commit.count == 40 })
+    #expect(Set(table.rows.map(\.commit)).count == table.rows.count)
+    let months = Set(table.rows.map { $0.date.prefix(7) })
+    #expect(months.count >= 6, "\(months.sorted())")
+    // A build failure counts only with a diagnostic, and stays under 10%.
+    let failed = table.rows.filter { $0.build != "ok" }
+    #expect(failed.allSatisfy { !($0.diagnostic ?? "").isEmpty })
+    #expect(failed.count * 10 < table.rows.count)
+    // Every row ran to a verdict in every scenario, each one not a pass with its reason.
+    for row in table.rows where row.build == "ok" {
+      for scenario in table.scenarios {
+        let verdict = try #require(row.verdicts[scenario], "\(row.commit.prefix(8)) \(scenario)")
+        if verdict != "pass" {
+          #expect(row.reasons?[scenario] != nil, "\(row.commit.prefix(8)) \(scenario) \(verdict)")
+        }
+      }
+    }
+  }
+}

@@ -55,6 +55,14 @@ struct BitchatTestFilesTests {
     try FileManager.default.removeItem(atPath: copy + "/bitchat/Nostr/NostrRelaySettings.swift")
     let fewer = try BitchatTestFiles(tree: try BitchatTree(root: copy))
     #expect(fewer.absentOptional.contains("bitchatTests/Nostr/NostrRelaySettingsTests.swift"))
+    // None of the Tor layer's tests (bitchat before it had them): said so, not "missing".
+    let bare = try copyOfCheckoutWithTests()
+    defer { try? FileManager.default.removeItem(atPath: bare) }
+    let optional = BitchatTestFiles.expected.filter { !$0.required }.map(\.path)
+    for path in optional { try? FileManager.default.removeItem(atPath: bare + "/" + path) }
+    #expect(throws: BitchatSourceError.noTorLayerTests(root: bare, looked: optional)) {
+      try BitchatTestFiles(tree: try BitchatTree(root: bare))
+    }
     try FileManager.default.removeItem(
       atPath: copy + "/bitchatTests/TestUtilities/TestConstants.swift")
     #expect(

@@ -8,6 +8,9 @@ public enum BitchatSourceError: Error, CustomStringConvertible, Equatable, Senda
     file: String, line: Int, symbol: String, shim: String, diagnostic: String, origin: String)
   case buildFailed(String)
   case noShims(String)
+  /// The checkout has none of the Tor layer's tests the command knows (bitchat before it had
+  /// them): nothing to run, which is not a failure of the tests.
+  case noTorLayerTests(root: String, looked: [String])
   /// The sweep's repository is missing, not git, or lacks a commit named.
   case noRepository(String, String)
   /// A sweep table (--expect FILE) that cannot be read.
@@ -30,6 +33,10 @@ public enum BitchatSourceError: Error, CustomStringConvertible, Equatable, Senda
       return
         "\(file):\(line): '\(symbol)' is provided by no shim: \(shim) lacks it; \(origin) "
         + "(compiler: \(diagnostic))"
+    case .noTorLayerTests(let root, let looked):
+      return
+        "\(root): this checkout has no test of bitchat's Tor layer (looked for "
+        + looked.joined(separator: ", ") + "): nothing to run"
     case .buildFailed(let text): return "the generated package did not build: \(text)"
     case .noShims(let path): return "the project's shims are not at \(path)"
     case .noRepository(let path, let why):

@@ -89,7 +89,8 @@ public struct BitchatTestFiles: Sendable {
       files.append(Self.read(entry.path, text))
     }
     guard files.contains(where: { $0.framework != .support }) else {
-      throw .missingFile(root: tree.root, path: "bitchatTests/*/*Tests.swift")
+      throw .noTorLayerTests(
+        root: tree.root, looked: Self.expected.filter { !$0.required }.map(\.path))
     }
     self.files = files
     absentOptional = absent
