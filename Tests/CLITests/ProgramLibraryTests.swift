@@ -93,7 +93,9 @@ struct ProgramLibraryTests {
   static let cleanScenarios = ["program-healthy", "program-tor-blocked", "program-tor-crash"]
 
   /// Runs `configuration` on `scenarios`; each scenario's verdict and first reason.
-  static func audit(_ configuration: Configuration, _ scenarios: [String]) throws -> (
+  static func audit(
+    _ configuration: Configuration, _ scenarios: [String], profile: String? = nil
+  ) throws -> (
     status: Int32, verdicts: [String: (verdict: String, reason: String)], output: String
   ) {
     let directory = NSTemporaryDirectory() + "fc-programs-\(UUID().uuidString)"
@@ -102,7 +104,10 @@ struct ProgramLibraryTests {
     var arguments = ["leak-audit"]
     arguments += scenarios.map { RepositoryFiles.path("Scenarios/program/\($0).json") }
     arguments += ["--report", directory + "/report", "--app"]
-    if !configuration.environment.isEmpty {
+    if let profile {
+      try profile.write(toFile: directory + "/profile.json", atomically: true, encoding: .utf8)
+      arguments += ["--app-profile", directory + "/profile.json"]
+    } else if !configuration.environment.isEmpty {
       let profile = directory + "/profile.json"
       let env = configuration.environment.sorted { $0.key < $1.key }
         .map { "\"\($0.key)\": \"\($0.value)\"" }.joined(separator: ", ")
@@ -151,6 +156,31 @@ struct ProgramLibraryTests {
     #expect(got?.verdict == "leak", "\(configuration): \(got?.reason ?? "not run")")
     #expect(
       got?.reason.contains("dns to 10.66.1.53:53 (web.example)") == true, "\(got?.reason ?? "")")
+  }
+
+  /// Debian's tor as the program's Tor (`"tor": "debian"`): the real-Tor lane's program files,
+  /// on the private network. curl that lets Tor resolve succeeds through the exit, and waits or
+  /// fails with every relay port dropped; curl --socks5 is caught by its DNS question.
+  @Test func debiansTorOnThePrivateNetworkCarriesTheProgramOrHoldsIt() throws {
+    let scenarios = ["program-real-healthy", "program-real-relays-dropped"]
+    let clean = try Self.audit(
+      Configuration(
+        name: "curl --socks5-hostname, debian",
+        command: ["curl", "-sS", "-o", "/dev/null", "--socks5-hostname", Self.socks, Self.url],
+        environment: [:], clean: true), scenarios, profile: #"{"tor": "debian"}"#)
+    #expect(clean.status == 0, "\(clean.output.suffix(2000))")
+    for scenario in scenarios {
+      #expect(
+        clean.verdicts[scenario]?.verdict == "pass",
+        "\(scenario): \(clean.verdicts[scenario]?.reason ?? "not run")")
+    }
+    let leaky = try Self.audit(
+      Configuration(
+        name: "curl --socks5, debian",
+        command: ["curl", "-sS", "-o", "/dev/null", "--socks5", Self.socks, Self.url],
+        clean: false), ["program-real-healthy"], profile: #"{"tor": "debian"}"#)
+    #expect(
+      leaky.verdicts["program-real-healthy"]?.verdict == "leak", "\(leaky.output.suffix(2000))")
   }
 
   /// Bad input: a command that does not exist is a usage error before anything is set up; one

@@ -100,6 +100,22 @@ struct SystemUnderTestRegistryTests {
     #expect(programs.compactMap(ProgramSystem.entry.adopt) == programs)
     #expect(programs.compactMap(ModelSystem.entry.adopt).isEmpty)
     #expect(library.compactMap(ProgramSystem.entry.adopt).isEmpty)
+    // Each program's Tor is on one lane: the mock's for ctor and arti, the real lane's for
+    // Debian's tor; the command line's program is put into every file, its personality too.
+    func planned(_ tor: ProgramSpec.Tor) -> [Scenario] {
+      TestedSystems.plan(
+        programs, on: ProgramSystem.entry,
+        inputs: TestedSystemInputs(
+          program: ProgramSpec(arguments: ["/bin/true"], tor: tor), progress: { _ in })
+      ).scenarios
+    }
+    let onMock = planned(.arti)
+    #expect(!onMock.isEmpty && onMock.allSatisfy { $0.lane == .mock })
+    #expect(onMock.allSatisfy { $0.tor.mock?.personality == .arti })
+    #expect(onMock.allSatisfy { $0.app.program?.arguments == ["/bin/true"] })
+    let onReal = planned(.debian)
+    #expect(!onReal.isEmpty && onReal.allSatisfy { $0.lane == .realTor })
+    #expect(onMock.count + onReal.count == programs.count)
   }
 
   /// `--help` reads the lists: every verb, censor action and system is named where a user

@@ -130,6 +130,8 @@ import Testing
       "flows-only-to": #"{"kind": "flows-only-to", "ports": [9001]}"#,
       "bootstrap-stops-at": #"{"kind": "bootstrap-stops-at", "progress": 10, "tag": "conn_done"}"#,
       "reachability": #"{"kind": "reachability", "targets": "bridge-obfs4", "reachable": 0}"#,
+      "program-succeeds": #"{"kind": "program-succeeds", "exit": 0, "output": "200 OK"}"#,
+      "fails-closed": #"{"kind": "fails-closed"}"#,
     ]
     #expect(Set(samples.keys) == Set(ScenarioExpectation.kinds))
     for unit in ExpectationKinds.all {

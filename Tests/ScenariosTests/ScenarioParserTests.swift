@@ -82,7 +82,8 @@ func scenarioText(expect: String = #"[{"kind": "no-leak"}]"#, app: String? = nil
     (
       #"{"profile": "iphone", "actions": [{"at": 0, "do": "start"}]}"#,
       #"app.profile: expected one of "bitchat", "hardened", "naive-port", "onion-browser-1", "#
-        + #""onion-browser-2", "onion-browser-3", "onion-browser", "bitchat-source", got "iphone""#
+        + #""onion-browser-2", "onion-browser-3", "onion-browser", "bitchat-source", "program", "#
+        + #"got "iphone""#
     ),
     (
       #"{"profile": "bitchat", "torPreference": 1, "actions": [{"at": 0, "do": "start"}]}"#,

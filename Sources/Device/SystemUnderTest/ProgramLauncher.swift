@@ -20,8 +20,8 @@ public struct ProgramLauncher: Sendable {
     public var startAt: Double = 0
     /// The scenario's duration: a program still running then is stopped.
     public var duration: Double
-    /// Wait for the mock Tor's event log to say 100% before starting (at most half the
-    /// duration after `startAt`).
+    /// Wait for the Tor side's log (the mock's event log, or tor's notice log) to say 100%
+    /// before starting (at most half the duration after `startAt`).
     public var afterBootstrapLog: String?
     /// A file whose existence at the end is recorded (the success's file).
     public var successFile: String?
@@ -114,10 +114,12 @@ public struct ProgramLauncher: Sendable {
     }
   }
 
-  /// Whether the mock Tor's event log (JSON lines) records 100%.
+  /// Whether the Tor side's log records 100%: the mock's event log (JSON lines), or tor's
+  /// notice log ("Bootstrapped 100% (done): Done").
   static func bootstrapped(_ path: String) -> Bool {
     guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return false }
     return text.split(separator: "\n").contains { line in
+      if line.contains("Bootstrapped 100%") { return true }
       guard line.contains("bootstrap"),
         let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
       else { return false }

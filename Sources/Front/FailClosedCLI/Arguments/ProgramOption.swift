@@ -9,7 +9,7 @@ enum ProgramOption {
     OptionSpec("app", .flag, help: "the system under test is the command after --"),
     OptionSpec(
       "app-profile", .single, valueName: "FILE",
-      help: "the program's argv, env, cwd, Tor (arti|ctor), start and success (JSON)",
+      help: "the program's argv, env, cwd, Tor (ctor|arti|debian), start and success (JSON)",
       values: .file),
   ]
 

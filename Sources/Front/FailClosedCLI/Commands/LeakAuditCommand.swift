@@ -60,8 +60,9 @@ public struct LeakAuditCommand: Command {
     (by default exit 0) and fails-closed (while Tor cannot carry it, CMD fails or waits; a
     success went around Tor). --app-profile FILE (JSON) sets argv (the command after -- wins),
     env, cwd, tor (ctor, the default: SOCKS open and requests held; arti: SOCKS only once
-    bootstrapped), start (with-tor, or after-bootstrap) and success ({"exit": 0, "output":
-    "REGEX", "file": "PATH"}); docs/programs.md. A CMD not found is a usage error (exit 2).
+    bootstrapped; debian: Debian's tor in the device on the private Tor network, the real-Tor
+    lane's program-real-* files), start (with-tor, or after-bootstrap) and success ({"exit": 0,
+    "output": "REGEX", "file": "PATH"}); docs/programs.md. A CMD not found is a usage error.
 
     --compare A,B (A and B of bitchat, hardened, bitchat-source) runs each bitchat scenario of
     the mock lane on both and compares them item by item: the verdict, each expectation, the

@@ -10,6 +10,9 @@ public struct ProgramSpec: Sendable, Equatable {
     case arti
     /// C tor: SOCKS and control port open from the start; requests wait for the bootstrap.
     case ctor
+    /// Debian's tor, a client of the private Tor network (the real-Tor lane), started by the
+    /// lane in the device on the same ports; pinned to the network's authorities.
+    case debian
   }
 
   /// When the program starts: at its `start` action (time 0 unless the scenario says), or
@@ -66,11 +69,15 @@ public struct ProgramSpec: Sendable, Equatable {
     self.success = success
   }
 
-  /// The mock's personality for this program's Tor.
-  public var personality: TorPlan.Personality {
+  /// The mock's personality for this program's Tor (nil: Debian's tor, on the real lane).
+  public var personality: TorPlan.Personality? {
     switch tor {
     case .arti: return .arti
     case .ctor: return .ctor
+    case .debian: return nil
     }
   }
+
+  /// The lane this program's scenarios run on.
+  public var lane: Lane { tor == .debian ? .realTor : .mock }
 }

@@ -36,13 +36,15 @@ final class ProgramMockLaneRun: MockLaneRun {
 
   override func appCommand(actionsFile: String, stateDirectory: String) -> [String] {
     ProgramMockLaneRun.launchCommand(
-      program, scenario: scenario, executable: lane.executable, workDirectory: workDirectory)
+      program, scenario: scenario, executable: lane.executable, workDirectory: workDirectory,
+      bootstrapLog: workDirectory + "/mock.jsonl")
   }
 
   /// `failclosed program-launch` for `program` in `scenario`: started at the scenario's
-  /// `start` action, stopped at its end.
+  /// `start` action (or once `bootstrapLog`, the Tor side's log, says 100%), stopped at its end.
   static func launchCommand(
-    _ program: ProgramSpec, scenario: Scenario, executable: String, workDirectory: String
+    _ program: ProgramSpec, scenario: Scenario, executable: String, workDirectory: String,
+    bootstrapLog: String
   ) -> [String] {
     let startAt = scenario.app.actions.first { $0.step == .start }?.at ?? 0
     var command = [
@@ -50,7 +52,7 @@ final class ProgramMockLaneRun: MockLaneRun {
       "--start-at", String(startAt), "--output", workDirectory + "/program.out",
     ]
     if program.start == .afterBootstrap {
-      command += ["--after-bootstrap", workDirectory + "/mock.jsonl"]
+      command += ["--after-bootstrap", bootstrapLog]
     }
     for (key, value) in program.environment.sorted(by: { $0.key < $1.key }) {
       command += ["--env", "\(key)=\(value)"]

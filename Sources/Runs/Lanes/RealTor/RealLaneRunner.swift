@@ -123,6 +123,20 @@ public final class RealLaneRunner: @unchecked Sendable {
   /// Stops every tor of the network (the sandbox's teardown would too).
   public func stop() { testnet.stop() }
 
+  private let exitResolver = Locked<Bool>(false)
+
+  /// A resolver on the world's loopback, which the network's exit falls back to (its torrc
+  /// names no resolv.conf): names a program gives its tor (socks5h, RESOLVE) then resolve at
+  /// the exit as the world's resolver answers. Started once, for the scenarios that need it
+  /// (the program files); the model's and bitchat's real-lane runs keep the network as it was.
+  func startExitResolver() throws {
+    try exitResolver.withLock { started in
+      guard !started else { return }
+      try sandbox.startWorldLoopbackResolver()
+      started = true
+    }
+  }
+
   /// The network's endpoints for the `tor-relays` and `tor-bridge` targets.
   public func targets() throws -> SandboxMapping.RealTorTargets {
     let relays = try testnet.network.currentConsensus()?.endpoints.compactMap(SocketAddress.init)

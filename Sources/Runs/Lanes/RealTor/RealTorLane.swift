@@ -26,7 +26,15 @@ public struct RealTorLane: Lane {
   }
 
   public func begin(_ scenario: Scenario) throws -> any LaneRun {
-    try RealTorLaneRun(scenario, lane: self)
+    if scenario.app.profile == .program {
+      guard let program = scenario.app.program else {
+        throw ScenarioError(
+          file: scenario.path, path: "app.program",
+          message: "a program scenario needs its command: leak-audit --app -- CMD, or app.program")
+      }
+      return try ProgramRealLaneRun(scenario, lane: self, program: program)
+    }
+    return try RealTorLaneRun(scenario, lane: self)
   }
 }
 
@@ -157,6 +165,9 @@ class RealTorLaneRun: LaneRun {
     // not; neither do tor's own timers, which the expectations read from its log).
     if sourceTransport != nil { outcome.timerDrift = ScenarioOutcome.realTimeTimerDrift }
   }
+
+  /// The app stops the tor it started (a subclass that starts one stops it here).
+  func stopTorSide() {}
 
   /// The slot and the network are the runner's: they outlive the scenario.
   func tearDown() {}

@@ -9,9 +9,13 @@ public enum ProgramSystem {
     summary: "any program as a black box (--app -- CMD), on the program scenarios",
     refusal: "is not a program scenario (\"profile\": \"program\", Scenarios/program)",
     waitsInRealTime: true,
-    adopt: { $0.app.profile == .program && $0.lane == .mock ? $0 : nil },
+    adopt: { $0.app.profile == .program ? $0 : nil },
     prepare: { scenarios, inputs in
-      let given = scenarios.map { with(inputs.program, $0) }
+      // Each program's Tor is on one lane: the mock's personalities, or Debian's tor on the
+      // private network; the files of the other lane do not apply to it.
+      let given = scenarios.map { with(inputs.program, $0) }.filter { scenario in
+        scenario.app.program.map { $0.lane == scenario.lane } ?? true
+      }
       let runnable = given.filter { $0.app.program != nil }
       guard runnable.count == given.count else {
         return TestedSystemSetup(
