@@ -38,6 +38,10 @@ final class ProgramRealLaneRun: RealTorLaneRun {
       prefix: ["ip", "netns", "exec", sandbox.device.name])
     sandbox.recordProcess(client.pid, group: false)
     tor = client
+    // Started with Tor means with a tor that listens, as the mock does before time 0 (a
+    // program started before tor opens its port is refused, a race of set-up, not of the
+    // program): wait, bounded, for its SOCKS listener.
+    MockLane.waitForLine("Opened Socks listener", in: torDirectory + "/notice.log", seconds: 10)
   }
 
   override func appCommand(actionsFile: String, stateDirectory: String) -> [String] {
