@@ -8,12 +8,7 @@ import Testing
 private func history() throws -> (root: String, hashes: [String]) {
   let root = try temporaryDirectory("history")
   func git(_ arguments: String...) throws -> String {
-    let result = try BitchatHistory.run(
-      "/usr/bin/git",
-      ["-C", root, "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
-        + arguments)
-    #expect(result.status == 0, "git \(arguments): \(result.text)")
-    return result.text.trimmingCharacters(in: .whitespacesAndNewlines)
+    try BitchatSourceTests.git(in: root, arguments)
   }
   func write(_ path: String, _ text: String) throws {
     let full = root + "/" + path

@@ -14,12 +14,7 @@ private func leakingHistory() throws -> (
 ) {
   let root = try temporaryDirectory("sweep-history")
   func git(_ arguments: String...) throws -> String {
-    let result = try BitchatHistory.run(
-      "/usr/bin/git",
-      ["-C", root, "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
-        + arguments)
-    #expect(result.status == 0, "git \(arguments): \(result.text)")
-    return result.text.trimmingCharacters(in: .whitespacesAndNewlines)
+    try BitchatSourceTests.git(in: root, arguments)
   }
   for part in ["bitchat", "bitchatTests", "localPackages", "relays"] {
     try FileManager.default.copyItem(atPath: pinnedCheckout + "/" + part, toPath: root + "/" + part)
