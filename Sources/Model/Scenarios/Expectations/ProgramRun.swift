@@ -77,16 +77,3 @@ extension ExpectationFacts {
     own ?? scenario.app.program?.success ?? ProgramSpec.Success()
   }
 }
-
-/// The parts of a `program-succeeds` expectation that replace the profile's success.
-func readProgramSuccess(_ input: ExpectationInput) throws(ScenarioError) -> ProgramSpec.Success? {
-  let r = input.reader
-  let exit = try r.integer("exit", in: 0...255, "an exit status")
-  let output = try r.string("output", required: false)
-  let file = try r.string("file", required: false)
-  if let output, (try? Regex(output)) == nil {
-    throw r.fail("output", "'\(output)' is not a regular expression")
-  }
-  guard exit != nil || output != nil || file != nil else { return nil }
-  return ProgramSpec.Success(exit: exit, output: output, file: file)
-}

@@ -69,18 +69,25 @@ public enum ProgramSpecParser {
     var success = ProgramSpec.Success()
     if let s = try r.object("success") {
       try s.rejectUnknown(allowing: ["exit", "output", "file"])
-      success.exit = try s.integer("exit", in: 0...255, "an exit status")
-      success.output = try s.string("output", required: false)
-      success.file = try s.string("file", required: false)
-      if let output = success.output, (try? Regex(output)) == nil {
-        throw s.fail("output", "'\(output)' is not a regular expression")
-      }
-      if success.exit == nil, success.output == nil, success.file == nil { success.exit = 0 }
+      success = try Self.success(s) ?? success
     }
     _ = try r.string("note", required: false)
     return ProgramSpec(
       arguments: arguments, environment: environment,
       workingDirectory: try r.string("cwd", required: false), tor: tor, start: start,
       success: success)
+  }
+
+  /// A success's parts (`exit`, `output` REGEX, `file`) where `r` has them; nil when it has
+  /// none. The profile's `success` object and a `program-succeeds` expectation both read it.
+  static func success(_ r: FieldReader) throws(ScenarioError) -> ProgramSpec.Success? {
+    let exit = try r.integer("exit", in: 0...255, "an exit status")
+    let output = try r.string("output", required: false)
+    let file = try r.string("file", required: false)
+    if let output, (try? Regex(output)) == nil {
+      throw r.fail("output", "'\(output)' is not a regular expression")
+    }
+    guard exit != nil || output != nil || file != nil else { return nil }
+    return ProgramSpec.Success(exit: exit, output: output, file: file)
   }
 }

@@ -45,7 +45,7 @@ final class ProgramRealLaneRun: RealTorLaneRun {
   }
 
   override func appCommand(actionsFile: String, stateDirectory: String) -> [String] {
-    ProgramMockLaneRun.launchCommand(
+    ScenarioCommandLines.programLaunch(
       program, scenario: scenario, executable: runner.options.executable,
       workDirectory: workDirectory, bootstrapLog: torDirectory + "/notice.log")
   }

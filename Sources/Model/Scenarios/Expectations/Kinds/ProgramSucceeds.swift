@@ -10,7 +10,7 @@ extension ScenarioExpectation {
     public init(success: ProgramSpec.Success? = nil) { self.success = success }
 
     public static func parse(_ input: ExpectationInput) throws(ScenarioError) -> Self {
-      Self(success: try readProgramSuccess(input))
+      Self(success: try ProgramSpecParser.success(input.reader))
     }
 
     public func judge(_ facts: ExpectationFacts) -> ExpectationCheck {
