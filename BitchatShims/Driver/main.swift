@@ -98,12 +98,9 @@ EventStream.shared.takeStandardOutput(logPath: stateDirectory + "/bitchat.log")
 _ = freopen(stateDirectory + "/bitchat.log", "a", stderr)
 
 signal(SIGPIPE, SIG_IGN)
-for signalNumber in [SIGINT, SIGTERM] {
-  signal(signalNumber) { _ in
-    _ = arti_stop()
-    exit(0)
-  }
-}
+// The harness stops a run that ended on time only after its last event; a signal before that
+// is an interrupted run, and the event says who sent it.
+TerminationSignal.install { _ = arti_stop() }
 
 MainThreadWatchdog.shared.start()
 Task { @MainActor in

@@ -34,6 +34,24 @@ import Testing
       })
   }
 
+  /// One of the model's own timers late past the tolerance (its 75 s stall poll lost a turn
+  /// and posted at 76.1 s): the run is the harness's fault, like a late action; a timer a
+  /// little late is judged as usual.
+  @Test func aTimerOfTheAppLateByMoreThanTheToleranceMakesTheRunInconclusive() {
+    func judged(timerLate seconds: String) -> Judgement {
+      var late = outcome(revokedAt: 100.2)
+      late.events.append(ev(61.5, ActionTiming.lateTimerEvent, ["value": seconds]))
+      return ExpectationJudge.judge(scenario, late)
+    }
+    let late = judged(timerLate: "0.696")
+    #expect(late.verdict == .inconclusive)
+    #expect(late.isHarnessLate)
+    #expect(late.reasons.contains { $0.contains("the app's timer due at 60.804 s") })
+    let onTime = judged(timerLate: "0.120")
+    #expect(onTime.verdict == .pass)
+    #expect(onTime.lateActions.isEmpty)
+  }
+
   @Test func aLeakInALateRunIsStillALeak() {
     let judged = ExpectationJudge.judge(
       scenario, outcome(revokedAt: 103, leaks: [leak(.dns, at: 101)]))

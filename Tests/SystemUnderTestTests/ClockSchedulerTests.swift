@@ -70,6 +70,30 @@ import Testing
     #expect(fired == [2.5, 5.0, 7.5])
   }
 
+  /// A timer that runs later than the report threshold is told (its deadline and when it ran),
+  /// one within it is not: the judge reads the first as the harness's lateness.
+  @Test func aTimerLaterThanTheThresholdIsReported() async {
+    for (lateness, reported) in [(0.7, true), (0.3, false)] {
+      let clock = LateClock(lateness: lateness)
+      let seen = LateTimes()
+      let scheduler = ClockScheduler(clock: clock, lateReport: 0.5) { deadline, ran in
+        seen.times.append((deadline, ran))
+      }
+      let _: Double = await withCheckedContinuation { done in
+        scheduler.schedule(after: 2) { done.resume(returning: clock.now) }
+      }
+      #expect(seen.times.count == (reported ? 1 : 0), "lateness \(lateness)")
+      if reported {
+        #expect(seen.times.first?.0 == 2)
+        #expect(abs((seen.times.first?.1 ?? 0) - 2.7) < 1e-9)
+      }
+    }
+  }
+
+  @AppActor final class LateTimes {
+    var times: [(Double, Double)] = []
+  }
+
   /// A timer set outside any action counts from the clock's time then.
   @Test func aTimerSetOutsideAnActionCountsFromNow() async {
     let clock = LateClock(lateness: 0.1)

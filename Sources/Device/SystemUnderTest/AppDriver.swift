@@ -241,7 +241,8 @@ public enum AppDriver {
     options: Options, clock: any HarnessClock, log: AppEventLog, store: KeyValueStore,
     tls: TLSClient
   ) -> (AppRuntime, DebianTorBackend?) {
-    let scheduler: any AppScheduler = (clock as? ManualClock) ?? ClockScheduler(clock: clock)
+    let scheduler: any AppScheduler =
+      (clock as? ManualClock) ?? ClockScheduler.reportingLateness(clock: clock, log: log)
     let backend: any TorBackend
     let probe: any SocksProbe
     var debianTor: DebianTorBackend?

@@ -36,12 +36,26 @@ public protocol AppScheduler: AnyObject, Sendable {
 /// 1.4 s late at load 30), where at bitchat's own speed the drift is a few milliseconds. An
 /// action so late that the new deadline has passed counts from now instead: a stalled process
 /// skips the missed turns rather than running them back to back.
+///
+/// A timer that fires more than `lateReport` seconds after its deadline is told to `onLate`
+/// (deadline, time it ran): on a scaled clock that is the harness starving the app of CPU, and
+/// the run shows the app's behaviour at other times than its own (a 75 s stall poll that lost a
+/// turn posted at 76.1 s), so the lane judges it as it judges a late action.
 public final class ClockScheduler: AppScheduler {
   public let clock: any HarnessClock
   /// The deadline of the timer whose action runs now, on the app actor.
   @AppActor private var firingDeadline: Double?
+  let lateReport: Double
+  let onLate: (@AppActor (_ deadline: Double, _ ran: Double) -> Void)?
 
-  public init(clock: any HarnessClock) { self.clock = clock }
+  public init(
+    clock: any HarnessClock, lateReport: Double = .infinity,
+    onLate: (@AppActor (_ deadline: Double, _ ran: Double) -> Void)? = nil
+  ) {
+    self.clock = clock
+    self.lateReport = lateReport
+    self.onLate = onLate
+  }
 
   public var now: Double { clock.now }
 
@@ -61,6 +75,8 @@ public final class ClockScheduler: AppScheduler {
       }
       guard !timer.isCancelled else { return }
       timer.cancel()
+      let ran = clock.now
+      if ran - deadline > self.lateReport { self.onLate?(deadline, ran) }
       let outer = self.firingDeadline
       self.firingDeadline = deadline
       action()

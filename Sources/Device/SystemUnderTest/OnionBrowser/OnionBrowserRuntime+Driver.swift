@@ -22,7 +22,8 @@ extension OnionBrowserRuntime {
     version: OnionBrowserVersion, options: AppDriver.Options, clock: any HarnessClock,
     log: AppEventLog, store: KeyValueStore, tls: TLSClient
   ) -> (OnionBrowserRuntime, DebianTorBackend?) {
-    let scheduler: any AppScheduler = (clock as? ManualClock) ?? ClockScheduler(clock: clock)
+    let scheduler: any AppScheduler =
+      (clock as? ManualClock) ?? ClockScheduler.reportingLateness(clock: clock, log: log)
     let backend: any OnionBrowserRuntime.Backend
     var debianTor: DebianTorBackend?
     if options.backend == .tor, let configuration = options.tor {

@@ -1,3 +1,5 @@
+import Vocabulary
+
 /// Whether the app performed the scenario's timed actions on time. A run whose action came
 /// late (a process starved of CPU for a moment: six runs share two cores, and at x25 a 40 ms
 /// stall is a virtual second) shows the app's behaviour at other times than the file's, which
@@ -5,13 +7,8 @@
 /// harness's fault: it cannot be judged (inconclusive, unless a leak was caught, which is a
 /// leak whenever it happened), and the mock lane's batch runs it again.
 public enum ActionTiming {
-  /// Virtual seconds an action may come after its time. Seen on time: at most 0.07 s on the
-  /// mock lane at x25 (one of 48 at 0.43), 0.11 s on the real-Tor lane, 0.014 s on bitchat's
-  /// code when quiet; the late model runs that failed were 2-2.8 s late; bitchat's driver, just
-  /// launched beside 30 other runs, performed its first action 0.28-0.32 s late, which no
-  /// expectation can tell (their margins are a second or more) and which cost a whole real-time
-  /// run again at 0.25.
-  public static let tolerance = 0.5
+  /// Virtual seconds an action (or one of the model's timers) may come after its time.
+  public static let tolerance = HarnessLateness.tolerance
 
   /// One timed action the app performed after its time.
   public struct LateAction: Sendable, Equatable {
@@ -41,7 +38,22 @@ public enum ActionTiming {
         late.append(LateAction(verb: verb, due: action.at, performed: time))
       }
     }
-    return late
+    return late + lateTimers(events, tolerance: tolerance)
+  }
+
+  /// The event the model writes when one of its own timers ran late (its value: seconds late).
+  public static let lateTimerEvent = "clock.timerLate"
+
+  /// The model's timers that ran more than `tolerance` late, as late actions of the verb
+  /// "the app's timer" (its poll loops, probes and retries: a lost turn moves what it reports).
+  static func lateTimers(_ events: [ScenarioEvent], tolerance: Double) -> [LateAction] {
+    events.compactMap { event in
+      guard event.name == lateTimerEvent, let seconds = event.fields["value"].flatMap(Double.init),
+        seconds > tolerance
+      else { return nil }
+      return LateAction(
+        verb: "the app's timer", due: event.time - seconds, performed: event.time)
+    }
   }
 
   /// The reason a late run cannot be judged, naming the latest action.
