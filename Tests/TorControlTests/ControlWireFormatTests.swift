@@ -161,7 +161,8 @@ import Testing
       _ = try endless.next()
     } throws: { error in
       (error as? ControlReplyError)?.offset == 8
-        && (error as? ControlReplyError)?.reason == "message longer than 1000 bytes"
+        && (error as? ControlReplyError)?.reason
+          == "message longer than 1000 bytes: the data block of \"250+ns/all=\" has no \".\" line"
     }
 
     var dashes = ControlReplyParser(maximumLineBytes: 64, maximumMessageBytes: 1000)

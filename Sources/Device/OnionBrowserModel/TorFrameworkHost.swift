@@ -32,12 +32,17 @@ extension TorFrameworkHost {
     guard socketOpen else { return out }
     socketOpen = false
     framework = nil
+    // A new connection is a new byte stream: nothing of this one (a half-read reply, a
+    // parser that threw) carries over.
+    parser = ControlReplyParser()
     out.reports.append(.closed(reason: reason))
     return out
   }
 
   /// Bytes from tor: each whole reply through TORController, its completions to the version;
-  /// a malformed reply closes the connection, as TORController's does.
+  /// a malformed reply (or one past the parser's caps) closes the connection, as
+  /// TORController's does, and the edge closes the socket, so a peer that keeps sending is
+  /// no longer read.
   mutating func receiveThroughFramework(_ bytes: some Sequence<UInt8>, at now: Double)
     -> OnionBrowserOutput
   {
@@ -48,6 +53,7 @@ extension TorFrameworkHost {
       let message: ControlMessage?
       do { message = try parser.next() } catch {
         out.merge(closeFrameworkSocket(reason: "\(error)", at: now))
+        out.close = true
         break
       }
       guard let message else { break }
@@ -56,6 +62,7 @@ extension TorFrameworkHost {
       for completion in completions { complete(completion, at: now, into: &out) }
       if self.framework?.channelOpen == false {
         socketOpen = false
+        parser = ControlReplyParser()
         out.reports.append(.closed(reason: "SIGNAL SHUTDOWN answered"))
       }
     }
