@@ -28,14 +28,28 @@ public struct ProgramSpec: Sendable, Equatable {
     /// The exit status (nil: any, when another part is given).
     public var exit: Int?
     /// A regular expression one line of its output (stdout and stderr) must match.
-    public var output: String?
+    public var output: String? {
+      didSet { outputPattern = output.flatMap(CompiledPattern.init) }
+    }
     /// A file that must exist when it ends (a path in the device's file system).
     public var file: String?
+    /// `output` compiled, once for every check of a run (nil: none, or not a regular
+    /// expression, which the parser refuses and nothing matches).
+    private(set) var outputPattern: CompiledPattern?
 
     public init(exit: Int? = 0, output: String? = nil, file: String? = nil) {
       self.exit = exit
       self.output = output
       self.file = file
+      outputPattern = output.flatMap(CompiledPattern.init)
+    }
+
+    /// The parser's: `output` already compiled.
+    init(exit: Int?, outputPattern: CompiledPattern?, file: String?) {
+      self.exit = exit
+      output = outputPattern?.source
+      self.file = file
+      self.outputPattern = outputPattern
     }
 
     /// "exit 0, a line matching 'ok', /tmp/out written".

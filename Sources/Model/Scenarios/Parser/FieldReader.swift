@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Reads the members of one JSON object with typed accessors whose errors name the field's JSON
 /// path and what was expected. The rules mirror Scenarios/scenario.schema.json.
 struct FieldReader {
@@ -61,14 +59,16 @@ struct FieldReader {
     return s
   }
 
-  func string(_ key: String, matching pattern: String, _ what: String, required: Bool = true)
+  func string(
+    _ key: String, matching pattern: CompiledPattern, _ what: String, required: Bool = true
+  )
     throws(ScenarioError) -> String?
   {
     guard let value = value(key) else {
       if required { throw fail(nil, "missing \"\(key)\": expected \(what)") }
       return nil
     }
-    guard case .string(let s) = value, Self.matches(s, pattern) else {
+    guard case .string(let s) = value, pattern.matchesWhole(s) else {
       throw fail(key, "expected \(what), got \(value.shortDescription)")
     }
     return s
@@ -165,19 +165,4 @@ struct FieldReader {
     guard let value = value(key) else { return nil }
     return try FieldReader(value, file: file, path: childPath(key))
   }
-
-  static func matches(_ text: String, _ pattern: String) -> Bool {
-    // Compiled once per pattern: compiling on every call was a tenth of a one-scenario run's
-    // CPU, since every file of the library is parsed even under --filter. The match runs
-    // under the lock, so no Regex leaves it.
-    compiledPatterns.withLock { compiled in
-      if compiled[pattern] == nil {
-        guard let regex = try? Regex(pattern) else { return false }
-        compiled[pattern] = regex
-      }
-      return (try? compiled[pattern]!.wholeMatch(in: text)) != nil
-    }
-  }
-
-  private static let compiledPatterns = Mutex<[String: Regex<AnyRegexOutput>]>([:])
 }

@@ -84,10 +84,15 @@ public enum ProgramSpecParser {
     let exit = try r.integer("exit", in: 0...255, "an exit status")
     let output = try r.string("output", required: false)
     let file = try r.string("file", required: false)
-    if let output, (try? Regex(output)) == nil {
-      throw r.fail("output", "'\(output)' is not a regular expression")
+    // Compiled here, once: the checks of a run match with this one.
+    var pattern: CompiledPattern?
+    if let output {
+      guard let compiled = CompiledPattern(output) else {
+        throw r.fail("output", "'\(output)' is not a regular expression")
+      }
+      pattern = compiled
     }
     guard exit != nil || output != nil || file != nil else { return nil }
-    return ProgramSpec.Success(exit: exit, output: output, file: file)
+    return ProgramSpec.Success(exit: exit, outputPattern: pattern, file: file)
   }
 }

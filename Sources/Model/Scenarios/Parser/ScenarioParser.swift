@@ -221,7 +221,7 @@ public enum ScenarioParser {
     let personality = TorPlan.Personality(
       rawValue: try r.oneOf("personality", TorPlan.Personality.allCases.map(\.rawValue))!)!
     let bootstrap = try r.string(
-      "bootstrap", matching: Pattern.bootstrapPlan,
+      "bootstrap", matching: FieldPatterns.bootstrapPlan,
       "a bootstrap plan (healthy[:S], never, stall:PHASE[:timeout|refused|none][:S], "
         + "flap:S, crash:S)")!
     do {
@@ -256,7 +256,7 @@ public enum ScenarioParser {
   private static func parseFault(_ r: FieldReader) throws(ScenarioError) -> StreamFault {
     try r.rejectUnknown(allowing: ["destination", "fault", "ms", "afterBytes", "reply", "note"])
     let destination = try r.string(
-      "destination", matching: Pattern.destination, "a destination \"host:port\"")!
+      "destination", matching: FieldPatterns.destination, "a destination \"host:port\"")!
     let kind = StreamFault.Kind(
       rawValue: try r.oneOf("fault", StreamFault.Kind.allCases.map(\.rawValue))!)!
     let ms = try r.integer(
@@ -283,7 +283,7 @@ public enum ScenarioParser {
       e throws(ScenarioError) in
       let p = try FieldReader(e.value, file: r.file, path: e.path)
       try p.rejectUnknown(allowing: ["name", "answer", "note"])
-      let name = try p.string("name", matching: Pattern.host, "a lower-case host name")!
+      let name = try p.string("name", matching: FieldPatterns.host, "a lower-case host name")!
       if lane == .mock, !hosts.isEmpty,
         !hosts.contains(where: { $0 == name || $0.hasSuffix("." + name) })
       {
@@ -312,7 +312,7 @@ public enum ScenarioParser {
     let action = CensorAction(
       rawValue: try r.oneOf("action", CensorAction.scenarioRules.map(\.rawValue))!)!
     let written = try r.string(
-      "to", matching: Pattern.host,
+      "to", matching: FieldPatterns.host,
       lane == .mock
         ? "a target: tor-guards, dns-resolver, world, any, or a host name the world serves"
         : "a target: tor-relays, tor-bridge, one node (testnet-auth1-orport ...), dns-resolver, "
