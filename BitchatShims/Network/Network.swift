@@ -95,6 +95,12 @@ public enum NWEndpoint: Hashable, CustomDebugStringConvertible {
     public let rawValue: UInt16
     public init?(rawValue: UInt16) { self.rawValue = rawValue }
     public init(integerLiteral value: UInt16) { rawValue = value }
+    /// A decimal port ("9050"); nil for anything else (Onion Browser 3.X's TorManager reads
+    /// GETINFO net/listeners/socks with it).
+    public init?(_ string: String) {
+      guard let value = UInt16(string) else { return nil }
+      rawValue = value
+    }
     public static let https: Port = 443
     public static let http: Port = 80
     public var debugDescription: String { String(rawValue) }

@@ -18,6 +18,7 @@ public enum FailClosedMain {
     OONICommand(),
     BitchatSourceCommand(),
     BitchatTestsCommand(),
+    OnionBrowserSourceCommand(),
     CompletionCommand(),
   ]
 
