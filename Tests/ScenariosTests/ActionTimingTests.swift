@@ -1,4 +1,5 @@
 import Audit
+import Foundation
 import Testing
 
 @testable import Lanes
@@ -99,6 +100,35 @@ import Testing
 }
 
 extension ActionTimingTests {
+  /// An app ended by a signal the run did not send (bitchat's driver, SIGTERMed by someone a
+  /// second into a real-Tor run, looked like a normal end with every expectation failed): run
+  /// again, the first run's reason kept; a leak in such a run is still the verdict.
+  @Test func aRunWhoseAppWasEndedFromOutsideRunsAgainAndALeakInOneDoesNot() async {
+    let runs = RunCounter()
+    let reason = "the app was ended by SIGTERM, which the run did not send: pid 4242 (kill)"
+    let outcome = await LateRunRetry.outcome(scenario) {
+      runs.add()
+      var outcome = self.outcome(revokedAt: 100.01)
+      if runs.value == 1 {
+        outcome.runError = reason
+        outcome.interrupted = true
+      }
+      return outcome
+    }
+    #expect(runs.value == 2)
+    #expect(outcome.earlierRuns == [reason])
+    let leaked = RunCounter()
+    let leaking = await LateRunRetry.outcome(scenario) {
+      leaked.add()
+      var outcome = self.outcome(revokedAt: 100.01, leaks: [leak(.dns, at: 3)])
+      outcome.runError = reason
+      outcome.interrupted = true
+      return outcome
+    }
+    #expect(leaked.value == 1)
+    #expect(ScenarioResult(scenario: scenario, outcome: leaking).verdict == .leak)
+  }
+
   @Test func aRunWhoseProcessSetUpAfterTimeZeroRunsAgainAndOtherRunErrorsDoNot() async {
     let runs = RunCounter()
     let outcome = await LateRunRetry.outcome(scenario) {
@@ -154,5 +184,18 @@ final class RunCounter: @unchecked Sendable {
     // Canary: the model's deadline is exact.
     #expect(judged(postedAt: 76.07, drift: 0).status == .failed)
     #expect(judged(postedAt: 75.9, drift: 0).status == .met)
+  }
+}
+
+/// Which exit statuses say the app was ended by a signal (the pipeline sends none before the
+/// app has ended): the default action's and the drivers' handlers' 128 + SIGINT/TERM/KILL.
+@Suite struct AppEndSignalTests {
+  @Test func signalStatusesAreNamedAndTheAppsOwnStatusesAreNot() {
+    #expect(AppEndSignal(status: 128 + SIGTERM)?.name == "SIGTERM")
+    #expect(AppEndSignal(status: 128 + SIGINT)?.name == "SIGINT")
+    #expect(AppEndSignal(status: 128 + SIGKILL)?.name == "SIGKILL")
+    for own: Int32 in [0, 1, 2, 3, 5, 128 + SIGSEGV, 128 + SIGABRT] {
+      #expect(AppEndSignal(status: own) == nil, "status \(own)")
+    }
   }
 }

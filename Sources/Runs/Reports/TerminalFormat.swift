@@ -14,7 +14,8 @@ public enum TerminalFormat {
     let rerun =
       earlierRuns == 0
       ? ""
-      : "  (run \(earlierRuns + 1): the harness was late in the run\(earlierRuns == 1 ? "" : "s") before)"
+      : "  (run \(earlierRuns + 1): the run\(earlierRuns == 1 ? "" : "s") before could not be judged: "
+        + "the harness's fault)"
     return counter + " " + pad(clip(name, nameWidth), nameWidth) + " "
       + pad(label(verdict), 12) + " " + pad(duration(wallSeconds), 8, left: true) + rerun
   }

@@ -38,6 +38,10 @@ public struct ScenarioOutcome: Sendable, Equatable {
   /// The Tor side or the app finished setting up after the run's time 0 (the hand-over's
   /// lead too short under load): `runError` says so; the harness's fault, like a late action.
   public var lateStart = false
+  /// The app ended on a signal the run did not send (SIGTERM, SIGINT, SIGKILL before the
+  /// harness stopped it: another program on the machine, the OOM killer): `runError` names it,
+  /// and what the app did after it is missing; the harness's fault, like a late start.
+  public var interrupted = false
   /// Earlier runs of the same scenario set aside because the harness made them late
   /// (``ActionTiming``), each one's reason; this outcome is the run after them.
   public var earlierRuns: [String] = []

@@ -166,8 +166,15 @@ public enum LanePipeline {
       }
     }
     var runError: String?
+    var interrupted = false
     if appStatus == nil {
       runError = "the app did not finish within \(Int(run.deadline)) s (killed)"
+    } else if let signal = AppEndSignal(status: appStatus!) {
+      // The pipeline signals the app only after this loop: this one came from outside the run.
+      interrupted = true
+      runError =
+        "the app was ended by \(signal.name), which the run did not send: "
+        + lastLines(appOutput)
     } else if appStatus != 0 {
       runError = "the app exited with status \(appStatus!): " + lastLines(appOutput)
     }
@@ -210,6 +217,7 @@ public enum LanePipeline {
       clockSkip: skipper.map { ClockSkip(jumps: $0.jumps) },
       pcapPath: run.keptPcapPath, runError: runError, wallSeconds: 0)
     outcome.lateStart = lateStart
+    outcome.interrupted = interrupted
     run.complete(&outcome)
     outcome.wallSeconds = wallClock.now
     return outcome

@@ -1,8 +1,9 @@
 import Scenarios
 
 /// A run the harness made late (``ActionTiming``: a timed action performed after its time; or
-/// a process that finished setting up after the run's time 0, ``ScenarioOutcome/lateStart``)
-/// cannot be judged; the lanes' batches run such a scenario again, at most `attempts` times in
+/// a process that finished setting up after the run's time 0, ``ScenarioOutcome/lateStart``;
+/// an app ended by a signal from outside the run, ``ScenarioOutcome/interrupted``) cannot be
+/// judged; the lanes' batches run such a scenario again, at most `attempts` times in
 /// all, and report the runs they set aside. The last run's verdict stands (inconclusive if it
 /// was late too, never a pass).
 public enum LateRunRetry {
@@ -18,7 +19,7 @@ public enum LateRunRetry {
       var outcome = await run()
       let judgement = ExpectationJudge.judge(scenario, outcome)
       let fault =
-        outcome.lateStart && judgement.verdict == .inconclusive
+        (outcome.lateStart || outcome.interrupted) && judgement.verdict == .inconclusive
         ? outcome.runError
         : judgement.isHarnessLate ? ActionTiming.fault(judgement.lateActions) : nil
       if let fault, earlier.count + 1 < attempts {
