@@ -12,6 +12,9 @@ final class OnionBrowserHarness: NSObject {
   private var launched = false
   private var ready = false
   private var watching = false
+  /// The app is ending: the UI no longer looks at the manager (its last state is not an event
+  /// of the run; the model's app ends the same way).
+  private var terminating = false
   private let loader = PageLoader()
 
   func perform(_ action: HarnessAction) {
@@ -52,6 +55,7 @@ final class OnionBrowserHarness: NSObject {
     guard !watching else { return }
     watching = true
     func tick() {
+      guard !terminating else { return }
       look()
       DispatchQueue.main.asyncAfter(deadline: .now() + 0.15) { tick() }
     }
@@ -109,7 +113,7 @@ final class OnionBrowserHarness: NSObject {
     }
 
     /// 2.X's applicationWillTerminate (l.296-301) does nothing to tor: it dies with the app.
-    func terminate() {}
+    func terminate() { terminating = true }
 
     /// The manager's state as the UI would see it; connected is ready.
     private func look() {
@@ -175,8 +179,8 @@ final class OnionBrowserHarness: NSObject {
 
     /// AppDelegate.swift @44edf9a8 l.96-104 (applicationWillTerminate): TorManager.stop().
     func terminate() {
+      terminating = true
       TorManager.shared.stop()
-      look()
     }
 
     private func look() {

@@ -42,8 +42,9 @@ open class TorController: NSObject, @unchecked Sendable {
   open var events: [String] { Self.controlQueue.sync { eventNames } }
 
   /// TC l.63-76: keeps host and port and connects at once (errors ignored, as `connect:nil`).
+  /// NSParameterAssert(host && port) (l.64) is compiled out of a release build, as the app
+  /// ships; without them `connect:` fails (l.176-178).
   public init(socketHost host: String, port: UInt16) {
-    precondition(!host.isEmpty && port != 0, "NSParameterAssert(host && port) (TC l.64)")
     self.host = host
     self.port = port
     super.init()
@@ -51,13 +52,13 @@ open class TorController: NSObject, @unchecked Sendable {
   }
 
   /// TC l.78-103: reads `PORT=HOST:PORT` from the file tor wrote. NSAssert on an unreadable
-  /// file (l.89), as a debug build of the app does.
+  /// file (l.89, l.98) is compiled out of a release build, as the app ships: an unreadable
+  /// file gives a controller that cannot connect (reported by the shim).
   public convenience init(controlPortFile file: URL) {
-    let content: String
-    do {
-      content = try String(contentsOf: file, encoding: .utf8)
-    } catch {
-      preconditionFailure("\(error) (TC l.89: NSAssert(!error))")
+    let content = (try? String(contentsOf: file, encoding: .utf8)) ?? ""
+    if content.isEmpty {
+      TorLinux.report(
+        "process", ["detail": "TorController: control port file \(file.path) unreadable"])
     }
     let address = (content.components(separatedBy: "=").last ?? "")
       .trimmingCharacters(in: .whitespacesAndNewlines).components(separatedBy: ":")
@@ -75,6 +76,10 @@ open class TorController: NSObject, @unchecked Sendable {
   open func connect() throws {
     if isConnected { return }
     state.withLock { sock = -1 }
+    guard !host.isEmpty, port != 0 else {
+      // l.176-178: NO without an error; Swift's import throws a generic error then.
+      throw NSError(domain: "Foundation._GenericObjCError", code: 0)
+    }
     Self.controlQueue.sync { eventNames = [] }
     var address = in_addr()
     guard inet_aton(host, &address) != 0 else {

@@ -77,7 +77,9 @@ struct BitchatSourceLeakAuditOptionTests {
     let result = try runFailclosed(["leak-audit", "--sut", "iphone", "--lane", "mock"])
     #expect(result.status == 2)
     #expect(
-      result.output.contains("--sut: expected model or bitchat-source or program, got 'iphone'"))
+      result.output.contains(
+        "--sut: expected model or bitchat-source or program or onion-browser-source, got 'iphone'"
+      ))
   }
 
   /// --bitchat-src means bitchat's own code on every command: alone it implies --sut

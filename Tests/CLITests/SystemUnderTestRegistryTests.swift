@@ -50,7 +50,7 @@ struct SystemUnderTestRegistryTests {
     }
     #expect(
       throws: UsageError(
-        "--sut: expected names among model, bitchat-source, program separated by commas, got 'modle'"
+        "--sut: expected names among model, bitchat-source, program, onion-browser-source separated by commas, got 'modle'"
       )
     ) {
       try SystemUnderTestOption.systems(Self.arguments(["--sut", "model,modle"]))
@@ -59,7 +59,9 @@ struct SystemUnderTestRegistryTests {
 
   @Test func aNameNotInTheListIsAUsageErrorNamingTheSystems() throws {
     #expect(
-      throws: UsageError("--sut: expected model or bitchat-source or program, got 'onion-only'")
+      throws: UsageError(
+        "--sut: expected model or bitchat-source or program or onion-browser-source, got 'onion-only'"
+      )
     ) {
       try SystemUnderTestOption.system(Self.arguments(["--sut", "onion-only"]))
     }
@@ -129,7 +131,10 @@ struct SystemUnderTestRegistryTests {
     let verbs = ActionVerbs.scenarioNames().joined(separator: ", ")
     #expect(check.contains("Action verbs: \(verbs)."))
     #expect(check.contains(CensorAction.scenarioRules.map(\.rawValue).joined(separator: ", ")))
-    #expect(LeakAuditCommand().usage.contains("[--sut model|bitchat-source|program[,...]]"))
-    #expect(ReplayCommand().usage.contains("[--sut model|bitchat-source|program]"))
+    #expect(
+      LeakAuditCommand().usage.contains(
+        "[--sut model|bitchat-source|program|onion-browser-source[,...]]"))
+    #expect(
+      ReplayCommand().usage.contains("[--sut model|bitchat-source|program|onion-browser-source]"))
   }
 }

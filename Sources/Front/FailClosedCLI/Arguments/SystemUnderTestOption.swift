@@ -23,7 +23,10 @@ enum SystemUnderTestOption {
     let source = arguments.value("bitchat-src")
     let name =
       arguments.value("sut")
-      ?? (source == nil ? TestedSystems.defaultName : BitchatSourceSystem.entry.name)
+      ?? (source == nil
+        ? (arguments.value("onion-browser-src") == nil
+          ? TestedSystems.defaultName : OnionBrowserSourceSystem.entry.name)
+        : BitchatSourceSystem.entry.name)
     guard let system = TestedSystems.named(name, in: systems) else {
       throw UsageError(
         "--sut: expected " + TestedSystems.names(in: systems).joined(separator: " or ")
@@ -64,6 +67,7 @@ enum SystemUnderTestOption {
   {
     TestedSystemInputs(
       bitchatSource: arguments.value("bitchat-src"), program: program,
+      onionBrowserSource: arguments.value("onion-browser-src"),
       progress: { FailClosedMain.printError($0) })
   }
 }

@@ -17,7 +17,8 @@ public struct LeakAuditCommand: Command {
                                  [--time-scale N] [--skip-idle|--no-skip-idle]
                                  [--sut \(SystemUnderTestOption.choices)[,...]]
                                  [--baseline FILE] [--write-baseline FILE]
-                                 [--bitchat-src DIR] [--compare A,B [--compare-reuse SIDE=FILE]]
+                                 [--bitchat-src DIR] [--onion-browser-src SRC]
+                                 [--compare A,B [--compare-reuse SIDE=FILE]]
            failclosed leak-audit --app [--app-profile FILE] [PATH ...] [--report DIR] -- CMD ARGS...
 
     Runs each scenario file (PATH: files or directories, default Scenarios/ and Scenarios/ooni/,
@@ -48,6 +49,14 @@ public struct LeakAuditCommand: Command {
     ../shared/upstream/bitchat; see `failclosed bitchat-source`). --bitchat-src DIR alone
     implies --sut bitchat-source (as `app --bitchat-src` does). Files with the profile
     bitchat-source always run on it; without a checkout they are skipped with a note.
+
+    --sut onion-browser-source runs Onion Browser's own Tor layer (2.X OnionManager.swift, 3.X
+    TorManager.swift) instead of the model: the Onion Browser scenarios of the checkout's
+    version, on the mock lane (ctor personality: the mock's control port) and the real-Tor
+    lane (its Tor.framework shim runs Debian's tor pinned to the private network), in real
+    time, through the driver built from --onion-browser-src SRC (a checkout, REPO@COMMIT, or
+    pinned:2.X|3.X with $FAILCLOSED_ONION_BROWSER_REPO; docs/onion-browser-source.md), which
+    alone implies --sut onion-browser-source.
 
     --app -- CMD ARGS: any program as a black box. Every scenario of Scenarios/program (or
     the PATHs) runs against CMD on the mock lane in real time, all at once: Tor healthy (the
@@ -113,6 +122,10 @@ public struct LeakAuditCommand: Command {
     ] + ProgramOption.specs + [
       OptionSpec(
         "bitchat-src", .single, valueName: "DIR", help: "bitchat checkout for bitchat-source",
+        values: .directory),
+      OptionSpec(
+        "onion-browser-src", .single, valueName: "SRC",
+        help: "Onion Browser checkout (or REPO@COMMIT, pinned:2.X|3.X) for onion-browser-source",
         values: .directory),
       OptionSpec(
         "baseline", .single, valueName: "FILE",
@@ -187,7 +200,7 @@ public struct LeakAuditCommand: Command {
           return ExitCode.usage
         }
         FailClosedMain.printError(
-          "failclosed leak-audit: skipping the bitchat-source lane: \(unavailable.reason)")
+          "failclosed leak-audit: skipping the \(system.name) lane: \(unavailable.reason)")
         // Nothing else was asked for: the skip is the whole outcome, never a failure.
         if setup.scenarios.isEmpty { continue }
       }
@@ -200,6 +213,7 @@ public struct LeakAuditCommand: Command {
         executable: Self.executablePath(), timeScale: Double(scale),
         workDirectory: directory + "/work", bitchatSourceDriver: setup.bitchatSourceDriver)
       runnerOptions.substituteBitchatSource = setup.substituteBitchatSource
+      runnerOptions.onionBrowserSourceDriver = setup.onionBrowserSourceDriver
       runnerOptions.skipIdle = try RunClockOption.skipIdle(arguments)
       planned.append(
         PlannedSystem(
@@ -212,6 +226,9 @@ public struct LeakAuditCommand: Command {
       print(plan.announcement(scale: scale, prefix: planned.count > 1))
       if let path = plan.setup.bitchatSourceDriver {
         print("\(plan.system.name): bitchat's own code (\(path)), in real time")
+      }
+      if let path = plan.setup.onionBrowserSourceDriver {
+        print("\(plan.system.name): Onion Browser's own code (\(path)), in real time")
       }
     }
     let outcomes = await Self.runPlanned(planned)
@@ -351,7 +368,8 @@ public struct LeakAuditCommand: Command {
           let real = await runRealLane(
             plan.realLane, executable: executablePath(), directory: plan.directory + "/work/real",
             jobs: plan.realJobs, total: total, progress: progress,
-            bitchatSourceDriver: plan.setup.bitchatSourceDriver)
+            bitchatSourceDriver: plan.setup.bitchatSourceDriver,
+            onionBrowserSourceDriver: plan.setup.onionBrowserSourceDriver)
           return (
             index, real.results, real.networkReadySeconds,
             PlannedSystem.LaneTime(lane: "real-Tor", from: start, to: wall.now)
@@ -400,11 +418,12 @@ public struct LeakAuditCommand: Command {
   /// as each scenario finishes.
   static func runRealLane(
     _ scenarios: [Scenarios.Scenario], executable: String, directory: String, jobs: Int,
-    total: Int, progress: ProgressCounter, bitchatSourceDriver: String? = nil
+    total: Int, progress: ProgressCounter, bitchatSourceDriver: String? = nil,
+    onionBrowserSourceDriver: String? = nil
   ) async -> (results: [ScenarioResult], networkReadySeconds: Double?) {
     await RealLaneBatch.run(
       scenarios, executable: executable, directory: directory, jobs: jobs,
-      bitchatSourceDriver: bitchatSourceDriver
+      bitchatSourceDriver: bitchatSourceDriver, onionBrowserSourceDriver: onionBrowserSourceDriver
     ) { event in
       switch event {
       case .starting: print("real-Tor lane: starting the private Tor network ...")

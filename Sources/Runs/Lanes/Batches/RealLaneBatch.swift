@@ -19,7 +19,7 @@ public enum RealLaneBatch {
 
   public static func run(
     _ scenarios: [Scenario], executable: String, directory: String, jobs: Int,
-    bitchatSourceDriver: String? = nil,
+    bitchatSourceDriver: String? = nil, onionBrowserSourceDriver: String? = nil,
     progress: @escaping @Sendable (Progress) -> Void = { _ in }
   ) async -> (results: [ScenarioResult], networkReadySeconds: Double?) {
     progress(.starting)
@@ -29,7 +29,12 @@ public enum RealLaneBatch {
       try await withSandbox { sandbox in
         let runner = RealLaneRunner(
           sandbox: sandbox, directory: directory,
-          options: .init(executable: executable, bitchatSourceDriver: bitchatSourceDriver))
+          options: {
+            var options = RealLaneRunner.Options(
+              executable: executable, bitchatSourceDriver: bitchatSourceDriver)
+            options.onionBrowserSourceDriver = onionBrowserSourceDriver
+            return options
+          }())
         defer { runner.stop() }
         let seconds: Double
         do {

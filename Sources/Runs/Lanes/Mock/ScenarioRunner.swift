@@ -29,6 +29,9 @@ public struct ScenarioRunner: Sendable {
     /// scenarios (apple transport) and the naive-port canary (linux-foundation transport).
     public var bitchatSourceDriver: String?
     public var substituteBitchatSource = false
+    /// The onion-browser-source lane's driver: Onion Browser scenarios run Onion Browser's own
+    /// Tor layer (OnionBrowserSourceMockLane).
+    public var onionBrowserSourceDriver: String?
     /// The mock lane's model on a clock that jumps idle time (``SkippingClock``); false: a
     /// plain scaled clock (`--no-skip-idle`).
     public var skipIdle = false
@@ -75,6 +78,9 @@ public struct ScenarioRunner: Sendable {
       executable: options.executable, timeScale: options.timeScale,
       workDirectory: options.workDirectory)
     if scenario.app.profile == .program { return ProgramMockLane(mock: mock) }
+    if let driver = options.onionBrowserSourceDriver, OnionBrowserSourceSystem.runs(scenario) {
+      return OnionBrowserSourceMockLane(mock: mock, driver: driver)
+    }
     if let transport = try ScenarioCommandLines.bitchatSourceTransport(
       scenario, driver: options.bitchatSourceDriver, substitute: options.substituteBitchatSource)
     {

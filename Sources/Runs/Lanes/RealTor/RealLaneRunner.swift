@@ -28,6 +28,9 @@ public final class RealLaneRunner: @unchecked Sendable {
     /// The bitchat-source lane's driver: `bitchat-source` scenarios run bitchat's own code,
     /// its arti.h over Debian's tor.
     public var bitchatSourceDriver: String?
+    /// The onion-browser-source lane's driver: Onion Browser scenarios run Onion Browser's own
+    /// Tor layer, its TorThread over Debian's tor.
+    public var onionBrowserSourceDriver: String?
 
     public init(
       executable: String, grace: Double = 1, slack: Double = 45,

@@ -54,6 +54,8 @@ class RealTorLaneRun: LaneRun {
   private var lastPoll = -1.0
   /// Set when the scenario runs bitchat's own code (its arti.h over Debian's tor).
   private var sourceTransport: BitchatSourceTransport?
+  /// Onion Browser's own Tor layer runs the app (onion-browser-source).
+  private var onionBrowserDriver: String?
 
   var runner: RealLaneRunner { lane.runner }
   var sandbox: SandboxRun { lane.sandbox }
@@ -62,7 +64,9 @@ class RealTorLaneRun: LaneRun {
   var keptPcapPath: String? { lane.pcapPath }
   var timeScale: Double { 1 }
   /// bitchat's own code reads the wall clock from its own start: its time 0 is its launch.
-  var clockSharing: RunClockSharing { sourceTransport == nil ? .handOver : .own }
+  var clockSharing: RunClockSharing {
+    sourceTransport == nil && onionBrowserDriver == nil ? .handOver : .own
+  }
   var deadline: Double { scenario.duration + runner.options.slack }
 
   init(_ scenario: Scenario, lane: RealTorLane) throws {
@@ -77,6 +81,11 @@ class RealTorLaneRun: LaneRun {
     try FileManager.default.createDirectory(
       atPath: workDirectory + "/state", withIntermediateDirectories: true)
     targets = try lane.runner.targets()
+    if let driver = lane.runner.options.onionBrowserSourceDriver,
+      OnionBrowserSourceSystem.runs(scenario)
+    {
+      onionBrowserDriver = driver
+    }
     sourceTransport = try ScenarioCommandLines.bitchatSourceTransport(
       scenario, driver: lane.runner.options.bitchatSourceDriver, substitute: false)
     try FileManager.default.createDirectory(
@@ -125,6 +134,11 @@ class RealTorLaneRun: LaneRun {
   }
 
   func appCommand(actionsFile: String, stateDirectory: String) -> [String] {
+    if let onionBrowserDriver {
+      return ScenarioCommandLines.onionBrowserSourceApp(
+        driver: onionBrowserDriver, actionsFile: actionsFile, stateDirectory: stateDirectory,
+        trustAnchors: trustAnchors, torrcBase: workDirectory + "/torrc-base")
+    }
     if let sourceTransport, let driver = runner.options.bitchatSourceDriver {
       return ScenarioCommandLines.bitchatSourceApp(
         driver: driver, transport: sourceTransport, actionsFile: actionsFile,
@@ -163,7 +177,9 @@ class RealTorLaneRun: LaneRun {
     outcome.fetchThroughExit = fetched
     // bitchat's code sleeps on the wall clock: its deadlines drift (the model's run clock does
     // not; neither do tor's own timers, which the expectations read from its log).
-    if sourceTransport != nil { outcome.timerDrift = ScenarioOutcome.realTimeTimerDrift }
+    if sourceTransport != nil || onionBrowserDriver != nil {
+      outcome.timerDrift = ScenarioOutcome.realTimeTimerDrift
+    }
   }
 
   /// The app stops the tor it started (a subclass that starts one stops it here).

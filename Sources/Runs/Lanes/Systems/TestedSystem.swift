@@ -41,15 +41,18 @@ public struct TestedSystemInputs: Sendable {
   public var bitchatSource: String?
   /// `--app -- CMD` (with `--app-profile FILE`), when given.
   public var program: ProgramSpec?
+  /// `--onion-browser-src SRC`, when given (a checkout, REPO@COMMIT or pinned:2.X|3.X).
+  public var onionBrowserSource: String?
   /// Where build progress goes (standard error).
   public var progress: @Sendable (String) -> Void
 
   public init(
-    bitchatSource: String? = nil, program: ProgramSpec? = nil,
+    bitchatSource: String? = nil, program: ProgramSpec? = nil, onionBrowserSource: String? = nil,
     progress: @escaping @Sendable (String) -> Void
   ) {
     self.bitchatSource = bitchatSource
     self.program = program
+    self.onionBrowserSource = onionBrowserSource
     self.progress = progress
   }
 }
@@ -64,6 +67,8 @@ public struct TestedSystemSetup: Sendable {
   /// bitchat's code runs the model's bitchat scenarios (the naive-port canary on stock
   /// swift-corelibs URLSession).
   public var substituteBitchatSource: Bool
+  /// The driver built from an Onion Browser checkout (onion-browser-source).
+  public var onionBrowserSourceDriver: String?
   /// Not ready: why, and whether that ends the run (a checkout given or a failed build) or
   /// only leaves out the scenarios that needed it (no checkout anywhere).
   public var unavailable: (reason: String, endsRun: Bool)?

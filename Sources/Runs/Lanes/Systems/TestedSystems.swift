@@ -5,6 +5,7 @@ import Scenarios
 public enum TestedSystems {
   public static let all: [TestedSystem] = [
     ModelSystem.entry, BitchatSourceSystem.entry, ProgramSystem.entry,
+    OnionBrowserSourceSystem.entry,
   ]
 
   /// The default `--sut`.
