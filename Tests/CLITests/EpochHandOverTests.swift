@@ -113,6 +113,8 @@ import Testing
     let process = Process()
     process.executableURL = URL(fileURLWithPath: binary)
     process.arguments = arguments
+    // Named its parent, so it ends if this test process dies (ParentDeathWatch).
+    process.environment = ParentDeathWatch.childEnvironment()
     process.standardInput = FileHandle(fileDescriptor: input, closeOnDealloc: false)
     process.standardOutput = output ?? FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice

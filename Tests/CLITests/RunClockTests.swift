@@ -160,6 +160,8 @@ import Testing
     let process = Process()
     process.executableURL = URL(fileURLWithPath: binary)
     process.arguments = arguments
+    // Named its parent, so it ends if this test process dies (ParentDeathWatch).
+    process.environment = ParentDeathWatch.childEnvironment()
     process.standardOutput = output ?? FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
     try process.run()

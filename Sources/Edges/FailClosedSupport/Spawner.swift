@@ -41,7 +41,9 @@ public struct SpawnedOutput: Sendable {
 /// posix_spawn and waitpid, wrapped once for every child the harness starts: Foundation's
 /// Process cannot put a child in its own process group, which teardown needs to kill a whole
 /// tree, and a child it starts from a dispatch worker inherits that thread's mask, which blocks
-/// every signal (a tor started so ignores SIGTERM).
+/// every signal (a tor started so ignores SIGTERM). A child that inherits the environment is
+/// told who started it (``ParentDeathWatch``), so the mock Tor, the app and the program
+/// launcher end when this process dies.
 public enum Spawner {
   static let searchPath = ["/usr/sbin", "/sbin", "/usr/bin", "/bin", "/usr/local/bin"]
 
@@ -81,7 +83,8 @@ public enum Spawner {
     let argv = arguments.map { strdup($0) } + [nil]
     defer { for pointer in argv { free(pointer) } }
     let env =
-      (environment ?? ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" })
+      (environment
+      ?? ParentDeathWatch.childEnvironment().map { "\($0.key)=\($0.value)" })
       .map { strdup($0) } + [nil]
     defer { for pointer in env { free(pointer) } }
     var pid: pid_t = 0

@@ -111,6 +111,9 @@ public struct AppCommand: Command {
     if let checkout = arguments.value("bitchat-src") {
       return try runBitchatSource(arguments, checkout: checkout)
     }
+    // The model started by the harness: end with it (bitchat's driver, exec'd above, is
+    // its own process).
+    ParentDeathWatch.start()
     if arguments.value("transport") != nil {
       throw UsageError("--transport needs --bitchat-src (the model has its own transports)")
     }

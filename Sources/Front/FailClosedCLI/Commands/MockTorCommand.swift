@@ -187,6 +187,8 @@ public struct MockTorCommand: Command {
     guard arguments.positional.isEmpty else {
       throw UsageError("unexpected argument '\(arguments.positional[0])'")
     }
+    // Started by the harness: end with it, so a crashed run or test leaves no mock behind.
+    ParentDeathWatch.start()
     var configuration = try Self.configuration(from: arguments)
     // --epoch stdin: set up as far as the options, then take the run's epoch; "started" once
     // the listeners are up, so the runner knows its lead was long enough.

@@ -59,6 +59,8 @@ public struct ProgramLaunchCommand: Command {
       options.environment[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
     }
     ProgramLauncherSignals.install()
+    // Started by the harness: end with it (SIGTERM, so the program's group goes too).
+    ParentDeathWatch.start()
     let output = LineWriter()
     let log = AppEventLog(clock: SystemClock()) { output.write($0.jsonLine) }
     let launcher = ProgramLauncher(options: options)
