@@ -94,6 +94,47 @@ import Testing
     #expect(report.capture != nil)
   }
 
+  /// The disk is full while the capture writes its file (a tmpfs filled to its last page):
+  /// the verdict is inconclusive, naming the file and ENOSPC, never the pass the packets alone
+  /// give (the canary: before, the short file went unnoticed); the count of every packet is
+  /// kept, and so is the file.
+  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root (mounts a tmpfs)"))
+  func aFullDiskDuringTheCaptureIsInconclusiveAndKeepsTheCounts() throws {
+    let namespace = try TestNamespace()
+    defer { namespace.remove() }
+    let mountPoint = NSTemporaryDirectory() + "fc-capture-full-" + namespace.name
+    try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: mountPoint) }
+    try TestNamespace.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mountPoint])
+    defer { _ = try? TestNamespace.run(["umount", mountPoint]) }
+    let filler = open(mountPoint + "/filler", O_WRONLY | O_CREAT, 0o600)
+    let page = [UInt8](repeating: 0x20, count: 4096)
+    while page.withUnsafeBytes({ write(filler, $0.baseAddress, $0.count) }) == 4096 {}
+    close(filler)
+    let path = mountPoint + "/capture.pcap"
+    let policy = AuditPolicy(allowed: [(Self.allowed, .orPort)], syncProbe: Self.probe)
+    let capture = LiveCapture(
+      .init(
+        interface: "lo", policy: policy, pcapPath: path,
+        prepareThread: { try namespace.enter() }))
+    try capture.start()
+    var stopped = false
+    defer { if !stopped { _ = capture.stop() } }
+    // Only the positive control's probes, which alone make a pass.
+    try namespace.shell(
+      "for i in $(seq 1 10); do printf failclosed-sync-probe > /dev/udp/127.0.0.1/9; done")
+    #expect(Self.waitUntil { capture.controlPacketsSeen >= 10 })
+    let report = capture.stop()
+    stopped = true
+
+    #expect(report.verdict == .inconclusive, "\(AuditSummary.text(report))")
+    let reason = report.reasons.first { $0.kind == .captureError }?.detail ?? ""
+    #expect(reason.contains(path) && reason.contains("ENOSPC"), "\(report.reasons)")
+    #expect(report.leaks.isEmpty)
+    #expect(report.statistics.controlPackets >= 10, "every packet still counted")
+    #expect(FileManager.default.fileExists(atPath: path))
+  }
+
   @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
   func aMissingInterfaceIsAClearError() throws {
     let namespace = try TestNamespace()

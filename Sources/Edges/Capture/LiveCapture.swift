@@ -213,6 +213,11 @@ public final class LiveCapture: @unchecked Sendable {
       loop.auditor.noteInconclusive(InconclusiveReason(.captureError, loopError))
     }
     loop.writer?.close()
+    if let failure = loop.writer?.failure {
+      // The audit saw every packet; the file a reader would open to check it did not keep them.
+      loop.auditor.noteInconclusive(
+        InconclusiveReason(.captureError, "the capture file could not be written: \(failure)"))
+    }
     pcap_close(handle)
     for reason in lock.withLock({ extraReasons }) { loop.auditor.noteInconclusive(reason) }
     let report = loop.auditor.report(capture: capture)

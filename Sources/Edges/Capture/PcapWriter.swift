@@ -1,13 +1,23 @@
 import Audit
 import CPcap
+import FailClosedSupport
 import Foundation
 
 /// Writes a pcap file (nanosecond timestamps) with pcap_dump, readable by tshark, tcpdump
 /// and Wireshark. For a live capture, `LiveCapture` opens its writer on the live handle.
+///
+/// pcap_dump writes through stdio and reports nothing: a full disk would leave a short file
+/// that the report names as the run's capture. The writer looks at the stream's error flag
+/// after each frame and flushes before closing, and keeps the first failure (``failure``);
+/// the bytes already written stay.
 public final class PcapWriter {
   public let path: String
   private var dead: OpaquePointer?
   private var dumper: OpaquePointer?
+  /// Why the file is not whole ("ENOSPC (No space left on device)" and how many frames were
+  /// handed to it), nil while every write went through.
+  public private(set) var failure: String?
+  private var frames = 0
 
   /// A writer for frames built in memory (tests, the generator).
   public init(path: String, linkType: LinkType, snapLength: Int32 = 65535) throws {
@@ -58,6 +68,16 @@ public final class PcapWriter {
   ) {
     guard let base = frame.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
     pcap_dump(UnsafeMutableRawPointer(dumper).assumingMemoryBound(to: UInt8.self), header, base)
+    frames += 1
+    if failure == nil, let file = pcap_dump_file(dumper), ferror(file) != 0 { noteFailure(errno) }
+  }
+
+  private func noteFailure(_ code: Int32) {
+    guard failure == nil else { return }
+    let error = SystemError("write", code: code)
+    failure =
+      "\(path): \(error.symbol) (\(String(cString: strerror(code)))) after \(frames) frame"
+      + (frames == 1 ? "" : "s") + ": the file holds only what was written before"
   }
 
   /// Passes a live capture's header through unchanged.
@@ -71,7 +91,10 @@ public final class PcapWriter {
   }
 
   public func close() {
-    if let dumper { pcap_dump_close(dumper) }
+    if let dumper {
+      if pcap_dump_flush(dumper) != 0 { noteFailure(errno) }
+      pcap_dump_close(dumper)
+    }
     dumper = nil
     if let dead { pcap_close(dead) }
     dead = nil

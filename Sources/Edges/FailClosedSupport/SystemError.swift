@@ -32,6 +32,10 @@ public struct SystemError: Error, CustomStringConvertible, Equatable, Sendable {
     case ECONNREFUSED: return "ECONNREFUSED"
     case EHOSTUNREACH: return "EHOSTUNREACH"
     case EINPROGRESS: return "EINPROGRESS"
+    case ENOSPC: return "ENOSPC"
+    case EDQUOT: return "EDQUOT"
+    case EROFS: return "EROFS"
+    case EIO: return "EIO"
     default: return "errno \(code)"
     }
   }
