@@ -200,7 +200,10 @@ open class TorController: NSObject, @unchecked Sendable {
   private func observe(_ codes: [NSNumber], _ lines: [Data]) {
     guard codes.first?.intValue == 650, let first = lines.first else { return }
     let text = String(decoding: first, as: UTF8.self)
-    guard text.hasPrefix("STATUS_CLIENT "), text.contains(" BOOTSTRAP ") else { return }
+    guard text.hasPrefix("STATUS_CLIENT "), text.contains(" BOOTSTRAP ") else {
+      TorLinux.report("event", ["detail": text])
+      return
+    }
     var fields: [String: String] = [:]
     for key in ["PROGRESS", "TAG", "SUMMARY", "REASON", "COUNT", "WARNING"] {
       if let value = Self.argument(key, in: text) { fields[key.lowercased()] = value }
@@ -245,10 +248,11 @@ open class TorController: NSObject, @unchecked Sendable {
     let completion: (Bool, Error?) -> Void = { [self] success, _ in
       if !success { self.removeObserver(observer) }
       self.getInfoForKeys(["status/circuit-established"]) { values in
-        defer { self.harnessEnableNetwork(after: "GETINFO status/circuit-established") }
-        if values.count != 1 { return self.removeObserver(observer) }
-        // NSString boolValue: "1" (or Y/y/T/t, or a non-zero number) is true.
-        block(Self.objcBoolValue(values[0]))
+        self.harnessEnableNetwork(after: "GETINFO status/circuit-established") {
+          if values.count != 1 { return self.removeObserver(observer) }
+          // NSString boolValue: "1" (or Y/y/T/t, or a non-zero number) is true.
+          block(Self.objcBoolValue(values[0]))
+        }
       }
     }
     Self.controlQueue.async { [self] in
@@ -312,8 +316,11 @@ open class TorController: NSObject, @unchecked Sendable {
       let code = codes.first?.intValue ?? 0
       if code != 250 && code != 515 { return false }
       let (success, error) = Self.result(code, lines)
-      if success && TorLinux.harnessLaunchedTor { self.harnessCommand("TAKEOWNERSHIP") }
-      completion?(success, error)
+      if success && TorLinux.harnessLaunchedTor {
+        self.harnessCommand("TAKEOWNERSHIP") { completion?(success, error) }
+      } else {
+        completion?(success, error)
+      }
       stop.pointee = true
       return true
     }
@@ -422,11 +429,12 @@ open class TorController: NSObject, @unchecked Sendable {
   open func resetConnection(_ completion: ((Bool) -> Void)? = nil) {
     sendCommand("SIGNAL", arguments: ["RELOAD"], data: nil) { [self] codes, _, stop in
       if codes.first?.intValue == 250 {
-        self.harnessEnableNetwork(after: "SIGNAL RELOAD")
-        self.sendCommand("SIGNAL", arguments: ["NEWNYM"], data: nil) { codes, _, stop in
-          completion?(codes.first?.intValue == 250)
-          stop.pointee = true
-          return true
+        self.harnessEnableNetwork(after: "SIGNAL RELOAD") {
+          self.sendCommand("SIGNAL", arguments: ["NEWNYM"], data: nil) { codes, _, stop in
+            completion?(codes.first?.intValue == 250)
+            stop.pointee = true
+            return true
+          }
         }
       } else {
         completion?(false)
@@ -495,18 +503,23 @@ open class TorController: NSObject, @unchecked Sendable {
   }
 
   /// HARNESS DEVIATION (OnionBrowserHarnessDeviation.enableNetwork): the harness's tor starts
-  /// with DisableNetwork 1; Onion Browser's own tor never does.
-  func harnessEnableNetwork(after step: String) {
+  /// with DisableNetwork 1; Onion Browser's own tor never does. `then` is the app's next step.
+  func harnessEnableNetwork(after step: String, then: @escaping () -> Void) {
     TorLinux.report("harness", ["detail": "SETCONF DisableNetwork=0 after \(step)"])
-    harnessCommand("SETCONF DisableNetwork=0")
+    harnessCommand("SETCONF DisableNetwork=0", then: then)
   }
 
-  func harnessCommand(_ line: String) {
+  /// A command of the harness's, answered before the app's code goes on (`then`): TC puts each
+  /// new command's observer first in line (l.683), so a harness command in flight beside one of
+  /// the app's would take the app's reply (a GETINFO observer given a "250 OK" answers [] and
+  /// removes the circuit observer, l.355-357: seen once on the real lane with TAKEOWNERSHIP).
+  func harnessCommand(_ line: String, then: @escaping () -> Void) {
     let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
     // Its reply only: an asynchronous event (650) goes on to the app's observers.
     sendCommand(parts[0], arguments: Array(parts.dropFirst()), data: nil) { codes, _, stop in
       if codes.first?.intValue == 650 { return false }
       stop.pointee = true
+      then()
       return true
     }
   }

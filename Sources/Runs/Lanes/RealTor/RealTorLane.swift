@@ -56,6 +56,8 @@ class RealTorLaneRun: LaneRun {
   private var sourceTransport: BitchatSourceTransport?
   /// Onion Browser's own Tor layer runs the app (onion-browser-source).
   private var onionBrowserDriver: String?
+  /// tor reported 100% (its log, or the app).
+  private var torDone = false
 
   var runner: RealLaneRunner { lane.runner }
   var sandbox: SandboxRun { lane.sandbox }
@@ -158,12 +160,28 @@ class RealTorLaneRun: LaneRun {
     guard elapsed - lastPoll >= 0.25, let logs else { return }
     lastPoll = elapsed
     let logged = logs.poll()
-    if !fetcher.hasStarted,
-      logged.contains(where: { $0.isBootstrap && $0.progress! >= 100 })
-        || RealLaneRunner.appReportedDone(appOutput)
+    if logged.contains(where: { $0.isBootstrap && $0.progress! >= 100 })
+      || (!torDone && RealLaneRunner.appReportedDone(appOutput))
     {
+      torDone = true
+    }
+    guard !fetcher.hasStarted, torDone else { return }
+    if onionBrowserDriver != nil, OnionBrowserSourceSystem.version(of: scenario) == .v3 {
+      // 3.X's tor has `SocksPort auto` (TorManager.swift l.315): the fetch goes to the port
+      // the app's code read from GETINFO net/listeners/socks, once it has.
+      if let port = Self.reportedSocksPort(appOutput) {
+        fetcher.start(device: sandbox.device.name, socksPort: port)
+      }
+    } else {
       fetcher.start(device: sandbox.device.name)
     }
+  }
+
+  /// The SOCKS port in the app's `socks` event ("127.0.0.1:PORT"), if any.
+  static func reportedSocksPort(_ path: String) -> Int? {
+    LanePipeline.readEvents(path).0.last { event in
+      event.kind == .tor && event["phase"]?.description == "socks"
+    }.flatMap { $0["detail"]?.description.split(separator: ":").last.flatMap { Int($0) } }
   }
 
   func appEnded(runError: String?, appOutput: String) -> String? {
