@@ -36,7 +36,7 @@ struct ScenarioRunnerTests {
       for _ in 0..<2 {
         started += 1
         group.addTask {
-          ScenarioResult(scenario: scenario, outcome: await runner.run(scenario))
+          ScenarioResult(scenario: scenario, outcome: await runOnTime(scenario))
         }
       }
       for await verdict in group {
@@ -44,17 +44,23 @@ struct ScenarioRunnerTests {
         if started < runs {
           started += 1
           group.addTask {
-            ScenarioResult(scenario: scenario, outcome: await runner.run(scenario))
+            ScenarioResult(scenario: scenario, outcome: await runOnTime(scenario))
           }
         }
       }
       return verdicts
     }
     #expect(verdicts.count == runs)
+    // A run the harness made late is set aside and run again, as the batches do: what must
+    // not change is the app's verdict, not the machine's load.
     let failures = verdicts.filter { $0.verdict != .pass }
     #expect(
       failures.isEmpty,
       "\(name): \(failures.count) of \(runs) not pass: \(failures.map(\.judgement.reasons))")
+  }
+
+  func runOnTime(_ scenario: Scenario) async -> ScenarioOutcome {
+    await LateRunRetry.outcome(scenario) { await runner.run(scenario) }
   }
 
   /// A canary's leak is in the outcome with its evidence; the positive control has none and
