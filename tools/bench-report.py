@@ -252,4 +252,14 @@ if os.path.exists(_main_job):
 
     out.append(main_job_report.section(json.load(open(_main_job))))
 
+# The soak's section, measured by tools/soak --benchmarks (an hour for the long one): kept from
+# its own file likewise.
+_soak = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "BENCHMARKS-soak.json")
+if os.path.exists(_soak):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import soak_report  # noqa: E402
+
+    out.append("")
+    out.append(soak_report.section(json.load(open(_soak))))
+
 print("\n".join(out))

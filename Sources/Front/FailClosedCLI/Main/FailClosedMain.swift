@@ -13,6 +13,7 @@ public enum FailClosedMain {
     AppCommand(),
     ProgramLaunchCommand(),
     LeakAuditCommand(),
+    SoakCommand(),
     ReplayCommand(),
     CheckCommand(),
     OONICommand(),

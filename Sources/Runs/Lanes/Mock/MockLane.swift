@@ -17,6 +17,10 @@ public struct MockLane: Lane {
   /// directory, removed afterwards, when nil.
   public var workDirectory: String?
 
+  /// Where runs without a work directory of their own make theirs (each removed after its
+  /// run); made at the first run and kept, shared by every harness process.
+  public static var runsDirectory: String { NSTemporaryDirectory() + "failclosed-runs" }
+
   public init(executable: String, timeScale: Double = 25, workDirectory: String? = nil) {
     self.executable = executable
     self.timeScale = timeScale
@@ -104,8 +108,7 @@ class MockLaneRun: LaneRun {
     self.lane = lane
     // Unique per run: the same scenario may run several times side by side.
     let unique = "\(scenario.name)-\(UUID().uuidString.prefix(8))"
-    workDirectory =
-      (lane.workDirectory ?? NSTemporaryDirectory() + "failclosed-runs") + "/" + unique
+    workDirectory = (lane.workDirectory ?? MockLane.runsDirectory) + "/" + unique
     try FileManager.default.createDirectory(
       atPath: workDirectory + "/state", withIntermediateDirectories: true)
     do {

@@ -1,0 +1,52 @@
+import Foundation
+import Sandbox
+
+/// Whose a harness-named resource is. Namespaces, links, nftables tables, mount points and
+/// pid files of a run carry its prefix (`fc-<6 hex>`), and /run/failclosed/<prefix>.pid names
+/// the process that made them. The soak counts everything on the machine except what another
+/// live failclosed process owns (a test suite or a second harness running beside it), so a
+/// neighbour's runs never read as this process's leak; what this process made, or what no
+/// live process claims, is counted.
+struct SoakOwnership: Sendable {
+  /// Each run prefix's owner, from its pid file.
+  var owners: [String: pid_t]
+  /// This process.
+  var own: pid_t
+  /// The owners that are alive.
+  var alive: Set<pid_t>
+
+  /// True when `name` (a namespace, a link, a table, a pid file, a mount point's last
+  /// component) is another live process's.
+  func isForeign(_ name: String) -> Bool {
+    guard let prefix = SandboxNames.runPrefix(of: name), let owner = owners[prefix] else {
+      return false
+    }
+    return owner != own && alive.contains(owner)
+  }
+
+  /// Both readings' owners: a run another process started while the sample was listing has
+  /// its pid file in the later one (it is written before the run makes anything), one that
+  /// ended meanwhile in the earlier one.
+  func merged(with later: SoakOwnership) -> SoakOwnership {
+    SoakOwnership(
+      owners: owners.merging(later.owners) { _, new in new }, own: own,
+      alive: alive.union(later.alive))
+  }
+
+  /// The owners recorded in `directory`'s pid files, and which of them are alive.
+  static func read(
+    directory: String = SandboxNames.runDirectory, own: pid_t = getpid()
+  ) -> SoakOwnership {
+    var owners: [String: pid_t] = [:]
+    for file in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+    where file.hasSuffix(".pid") {
+      guard let prefix = SandboxNames.runPrefix(of: file),
+        let text = try? String(contentsOfFile: directory + "/" + file, encoding: .utf8),
+        let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)), pid > 0
+      else { continue }
+      owners[prefix] = pid
+    }
+    let alive = Set(owners.values.filter { kill($0, 0) == 0 || errno == EPERM })
+    return SoakOwnership(owners: owners, own: own, alive: alive)
+  }
+}
