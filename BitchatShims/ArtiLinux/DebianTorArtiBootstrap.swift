@@ -95,8 +95,8 @@ final class TorInstance: ArtiClient, ArtiListener, @unchecked Sendable {
 
   /// Waits (bounded) for tor's control port file and cookie, then authenticates.
   private func connectControl() throws -> TorControlLink {
-    let deadline = Date().addingTimeInterval(30)
-    while Date() < deadline {
+    let deadline = ProcessInfo.processInfo.systemUptime + 30
+    while ProcessInfo.processInfo.systemUptime < deadline {
       if let error = exitError() { throw error }
       if let text = try? String(contentsOfFile: controlPortFile, encoding: .utf8),
         let line = text.split(separator: "\n").first(where: { $0.hasPrefix("PORT=") }),

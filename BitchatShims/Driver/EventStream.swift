@@ -5,7 +5,9 @@ import Foundation
 /// (docs/app-driver.md). Values are strings, numbers or booleans.
 final class EventStream: @unchecked Sendable {
   static let shared = EventStream()
-  let started = Date()
+  /// Monotonic (CLOCK_MONOTONIC through systemUptime): a wall clock set during a run moves
+  /// neither the events' times nor the actions' (a step back of an hour held every action).
+  let started = ProcessInfo.processInfo.systemUptime
   private let lock = NSLock()
   /// Where events go: the process's stdout as it was at launch (see `takeStandardOutput`).
   private var output = FileHandle.standardOutput
@@ -18,7 +20,7 @@ final class EventStream: @unchecked Sendable {
     output = FileHandle(fileDescriptor: events, closeOnDealloc: true)
   }
 
-  var now: Double { Date().timeIntervalSince(started) }
+  var now: Double { ProcessInfo.processInfo.systemUptime - started }
 
   func record(_ type: String, _ fields: [String: Any]) {
     var parts = ["\"t\":" + String(format: "%.3f", now), "\"type\":" + Self.quote(type)]

@@ -184,6 +184,7 @@ public final class LiveCapture: @unchecked Sendable {
         loopError = SystemError("poll(capture on \(interface))").description
         break
       }
+      loop.turn()
       if pcap_dispatch(handle, -1, captureCallback, context.assumingMemoryBound(to: UInt8.self))
         < 0
       {
@@ -193,6 +194,7 @@ public final class LiveCapture: @unchecked Sendable {
     }
     // Drain what is already in the ring (non-blocking: returns 0 when empty).
     for _ in 0..<10_000 {
+      loop.turn()
       let read = pcap_dispatch(
         handle, -1, captureCallback, context.assumingMemoryBound(to: UInt8.self))
       if read <= 0 { break }
@@ -303,6 +305,10 @@ private final class CaptureLoop {
   let observer: (@Sendable (PacketObservation) -> Void)?
   unowned let capture: LiveCapture
   let nanoseconds: Bool
+  /// The packets' stamps on the harness's steady timeline, whatever is done to the wall clock.
+  var wallClock = WallClockSteps(
+    base: WallClockOffset.process, offset: WallClockOffset.now(),
+    monotonic: Int64(MonotonicInstant.now.nanoseconds))
 
   init(
     auditor: Auditor, writer: PcapWriter?, observer: (@Sendable (PacketObservation) -> Void)?,
@@ -315,12 +321,19 @@ private final class CaptureLoop {
     self.nanoseconds = nanoseconds
   }
 
+  /// Before each read of the ring: where the wall clock stands now.
+  func turn() {
+    wallClock.turn(
+      offset: WallClockOffset.now(), monotonic: Int64(MonotonicInstant.now.nanoseconds))
+  }
+
   func handle(_ header: UnsafePointer<pcap_pkthdr>, _ bytes: UnsafePointer<UInt8>) {
     let frame = UnsafeRawBufferPointer(start: bytes, count: Int(header.pointee.caplen))
     writer?.write(header: header, frame: frame)
     let fraction = Int64(header.pointee.ts.tv_usec)
-    let stamp =
-      Int64(header.pointee.ts.tv_sec) * 1_000_000_000 + (nanoseconds ? fraction : fraction * 1000)
+    // The file keeps the kernel's stamp; the audit and the run's timeline the steady one.
+    let stamp = wallClock.steady(
+      Int64(header.pointee.ts.tv_sec) * 1_000_000_000 + (nanoseconds ? fraction : fraction * 1000))
     let wireLength = Int(header.pointee.len)
     var packet = auditor.decode(frame)
     let disposition = auditor.consume(

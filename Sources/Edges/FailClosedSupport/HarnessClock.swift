@@ -70,13 +70,11 @@ public struct MonotonicInstant: Hashable, Comparable, Sendable, CustomStringConv
     return MonotonicInstant(nanoseconds: nanoseconds > delta ? nanoseconds - delta : 0)
   }
 
-  /// The Unix time of this instant (CLOCK_REALTIME read beside CLOCK_MONOTONIC): packet
-  /// captures stamp packets with Unix times.
+  /// The Unix time of this instant, on the process's one wall-clock base
+  /// (``WallClockOffset/process``): a wall clock set during a run moves no instant of it
+  /// (packet captures stamp packets with Unix times, which the capture puts on the same base).
   public var unixTime: Double {
-    var real = timespec()
-    clock_gettime(CLOCK_REALTIME, &real)
-    let now = MonotonicInstant.now
-    return Double(real.tv_sec) + Double(real.tv_nsec) / 1e9 + seconds(since: now)
+    Double(Int64(bitPattern: nanoseconds) &+ WallClockOffset.process) / 1e9
   }
 
   public static func < (lhs: MonotonicInstant, rhs: MonotonicInstant) -> Bool {
