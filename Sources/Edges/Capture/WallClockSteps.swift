@@ -49,10 +49,17 @@ struct WallClockSteps {
   }
 
   /// `stamp` (CLOCK_REALTIME nanoseconds) on the steady timeline.
+  /// Called for every packet: no allocation, one subtraction while the clock was never set.
   func steady(_ stamp: Int64) -> Int64 {
+    if offsets.count == 1 { return stamp - offsets[0] + base }
     let limit = monotonic + Self.slack
-    let candidates = offsets.map { stamp - $0 }
-    let chosen = candidates.filter { $0 <= limit }.max() ?? candidates.min() ?? stamp
-    return chosen + base
+    var best: Int64?
+    var earliest = Int64.max
+    for offset in offsets {
+      let candidate = stamp - offset
+      earliest = min(earliest, candidate)
+      if candidate <= limit, candidate > (best ?? .min) { best = candidate }
+    }
+    return (best ?? earliest) + base
   }
 }
