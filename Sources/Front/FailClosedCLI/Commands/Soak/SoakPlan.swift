@@ -42,13 +42,12 @@ struct SoakPlan: Sendable {
   }
 
   /// The real-Tor lane's library: the model's real-tor files of at most
-  /// ``realDurationLimit`` seconds (no replayed OONI measurement: they probe the nodes first),
-  /// whose name contains `filter` when given, in name order.
+  /// ``realDurationLimit`` seconds (no program file: it needs a command), whose name contains
+  /// `filter` when given, in name order; replayed OONI measurements too when PATH holds them.
   static func realLibrary(_ scenarios: [Scenario], filter: String?) -> [Scenario] {
     scenarios.filter {
       $0.lane == .realTor && $0.app.profile != .bitchatSource && $0.app.profile != .program
         && $0.duration <= realDurationLimit
-        && !$0.expectations.contains { $0.kind == "reachability" }
         && (filter.map($0.name.contains) ?? true)
     }.sorted { $0.name < $1.name }
   }
