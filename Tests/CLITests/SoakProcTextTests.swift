@@ -90,6 +90,22 @@ import Testing
     #expect(!ownership.isForeign("fc-bbbbbbx"))
   }
 
+  @Test func theSoakCountsTheHarnessNamesOfThisProcessAndOfNoLiveOwner() {
+    let ownership = SoakOwnership(
+      owners: ["fc-aaaaaa": 100, "fc-bbbbbb": 200], own: 100, alive: [100, 200])
+    #expect(ownership.counts("fc-aaaaaa-dev") && ownership.counts("fc_aaaaaa"))
+    #expect(ownership.counts("fc-dddddd-cen"))
+    #expect(!ownership.counts("fc-bbbbbb-dev"))
+    // Another program's namespace (a benchmark's, a test's) and the host's own links.
+    #expect(!ownership.counts("fcproto-24896") && !ownership.counts("eth0"))
+    // Mounts: all but another's named namespaces.
+    #expect(ownership.countsMount("/") && ownership.countsMount("/run/netns"))
+    #expect(ownership.countsMount("/run/netns/fc-aaaaaa-wld"))
+    #expect(!ownership.countsMount("/run/netns/fc-bbbbbb-wld"))
+    #expect(!ownership.countsMount("/run/netns/fcproto-24896"))
+    #expect(ownership.countsMount("/mnt/fc-bbbbbb-dev"))
+  }
+
   @Test func aRunStartedDuringTheSampleIsForeignToo() {
     let before = SoakOwnership(owners: ["fc-aaaaaa": 200], own: 100, alive: [200])
     let after = SoakOwnership(owners: ["fc-bbbbbb": 300], own: 100, alive: [300])

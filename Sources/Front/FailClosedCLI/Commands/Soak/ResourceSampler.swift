@@ -38,20 +38,17 @@ struct ResourceSampler: Sendable {
       (try? CommandRunner.capture(["nft", "list", "tables"])).map {
         ProcText.nftTables(listing: $0.stdout)
       } ?? []
-    let namespaces = Self.names(in: "/run/netns")
+    let namespaces = Self.names(in: SoakOwnership.namespaceDirectory)
     let links = Self.names(in: "/sys/class/net")
     let pidFiles = Self.names(in: SandboxNames.runDirectory)
     let mountinfo = (try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? ""
     let ownership = before.merged(with: SoakOwnership.read())
     var counts = ResourceCounts()
-    counts[.nftTables] = tables.filter { !ownership.isForeign($0.name) }.count
-    counts[.namespaces] = namespaces.filter { !ownership.isForeign($0) }.count
-    counts[.links] = links.filter { !ownership.isForeign($0) }.count
-    counts[.pidFiles] = pidFiles.filter { !ownership.isForeign($0) }.count
-    counts[.mounts] =
-      ProcText.mountPoints(mountinfo: mountinfo).filter {
-        !ownership.isForeign(($0 as NSString).lastPathComponent)
-      }.count
+    counts[.nftTables] = tables.filter { ownership.counts($0.name) }.count
+    counts[.namespaces] = namespaces.filter(ownership.counts).count
+    counts[.links] = links.filter(ownership.counts).count
+    counts[.pidFiles] = pidFiles.filter(ownership.counts).count
+    counts[.mounts] = ProcText.mountPoints(mountinfo: mountinfo).filter(ownership.countsMount).count
     var kinds: [String: Int] = [:]
     for name in Self.names(in: "/proc/self/fd") {
       let link =

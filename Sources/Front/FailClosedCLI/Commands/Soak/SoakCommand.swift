@@ -23,8 +23,9 @@ public struct SoakCommand: Command {
     Defaults \(SoakPlan.defaults.mock), \(SoakPlan.defaults.real) and \(SoakPlan.defaults.exec); at most \(SoakPlan.mockLimit), \(SoakPlan.realLimit) and \(SoakPlan.execLimit). Before the first run and after each,
     it counts
     \(SoakCount.allCases.map { "  \($0.rawValue): \($0.source)" }.joined(separator: "\n"))
-    and reads its resident memory (VmRSS). What another live failclosed process owns (by its
-    pid file in /run/failclosed) is not counted. A count may take up to 3 s to come back (the
+    and reads its resident memory (VmRSS). The harness names what it makes fc-<6 hex>; what
+    another live failclosed process owns (by its pid file in /run/failclosed) is not counted,
+    nor are names that are not the harness's (another program's namespaces). A count may take up to 3 s to come back (the
     kernel removes a namespace's links after it). The real phase is held to the counts taken
     once its network is up, and after the network's teardown to the start again (the cache
     keeps the network's authority keys, by design).

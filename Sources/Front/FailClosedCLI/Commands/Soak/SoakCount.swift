@@ -14,11 +14,11 @@ enum SoakCount: String, CaseIterable, Sendable, Codable, Comparable {
   /// Where it is counted, for the help and the tables.
   var source: String {
     switch self {
-    case .namespaces: "network namespaces (/run/netns)"
-    case .links: "the host's links (/sys/class/net)"
-    case .nftTables: "the host's nftables tables (nft list tables)"
-    case .mounts: "mount points (/proc/self/mountinfo)"
-    case .pidFiles: "pid files (/run/failclosed)"
+    case .namespaces: "the harness's network namespaces (/run/netns/fc-*)"
+    case .links: "the harness's links on the host (/sys/class/net/fc-*)"
+    case .nftTables: "the harness's nftables tables on the host (nft list tables: fc_*)"
+    case .mounts: "mount points (/proc/self/mountinfo; of /run/netns, the harness's)"
+    case .pidFiles: "pid files (/run/failclosed/fc-*.pid)"
     case .descriptors: "the harness's open descriptors (/proc/self/fd)"
     case .children: "the harness's descendant processes (/proc/*/stat)"
     case .tmpEntries: "entries under the temporary directory (TMPDIR, else /tmp)"

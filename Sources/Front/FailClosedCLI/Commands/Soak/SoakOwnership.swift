@@ -2,11 +2,13 @@ import Foundation
 import Sandbox
 
 /// Whose a harness-named resource is. Namespaces, links, nftables tables, mount points and
-/// pid files of a run carry its prefix (`fc-<6 hex>`), and /run/failclosed/<prefix>.pid names
-/// the process that made them. The soak counts everything on the machine except what another
-/// live failclosed process owns (a test suite or a second harness running beside it), so a
-/// neighbour's runs never read as this process's leak; what this process made, or what no
-/// live process claims, is counted.
+/// pid files of a run carry its prefix (`fc-<6 hex>`, ``SandboxNames``: the harness names
+/// everything it makes so), and /run/failclosed/<prefix>.pid names the process that made
+/// them. The soak counts the harness's names except what another live failclosed process owns
+/// (a test suite or a second harness running beside it), so a neighbour's runs never read as
+/// this process's leak; what this process made, or what no live process claims, is counted.
+/// Names that are not the harness's (a namespace a benchmark or another test made) are
+/// another program's.
 struct SoakOwnership: Sendable {
   /// Each run prefix's owner, from its pid file.
   var owners: [String: pid_t]
@@ -32,6 +34,20 @@ struct SoakOwnership: Sendable {
       owners: owners.merging(later.owners) { _, new in new }, own: own,
       alive: alive.union(later.alive))
   }
+
+  /// True when `name` is the harness's and not another live process's: what the soak counts.
+  func counts(_ name: String) -> Bool {
+    SandboxNames.runPrefix(of: name) != nil && !isForeign(name)
+  }
+
+  /// True for a mount point the soak counts: every one but a named network namespace (under
+  /// /run/netns) that ``counts(_:)`` leaves out.
+  func countsMount(_ path: String) -> Bool {
+    guard path.hasPrefix(Self.namespaceDirectory + "/") else { return true }
+    return counts(String(path.dropFirst(Self.namespaceDirectory.count + 1)))
+  }
+
+  static let namespaceDirectory = "/run/netns"
 
   /// The owners recorded in `directory`'s pid files, and which of them are alive.
   static func read(
