@@ -194,6 +194,16 @@ import TorControl
     #expect(h.reports.contains(.stalled(seconds: 15, toggled: false)))
   }
 
+  /// 2.X's applicationWillTerminate does nothing to tor (it dies with the app); the model sent
+  /// SIGNAL SHUTDOWN until Onion Browser's own code ran (docs/onion-browser-source.md).
+  @Test func v2TerminateSendsNothing_AD2_l296_301() {
+    var h = Self.tfSetUp(.v2)
+    let before = h.lines.count
+    h.take(h.controller.terminate(at: 6), at: 6)
+    #expect(h.lines.count == before)
+    #expect(h.closes == [6])
+  }
+
   @Test func v3BackgroundLeavesTorAloneAndTerminateShutsItDown_AD3_l102_TM_l238_253() {
     var h = Self.tfSetUp(.v3)
     let before = h.lines.count

@@ -166,12 +166,18 @@ public struct OnionBrowserController: Sendable {
     }
   }
 
-  /// The app ends: 1.X sends nothing (tor dies with the process), 2.X and 3.X SIGNAL SHUTDOWN.
+  /// The app ends: 1.X and 2.X send nothing (tor dies with the process: 2.X's
+  /// applicationWillTerminate, AppDelegate.swift @9a17dd4f l.296-301, leaves OnionManager
+  /// alone; the connection closes with the app), 3.X SIGNAL SHUTDOWN (AppDelegate.swift
+  /// @44edf9a8 l.102). Onion Browser's own code showed the 2.X rule
+  /// (docs/onion-browser-source.md, "Model and code").
   public mutating func terminate(at now: Double) -> OnionBrowserOutput {
     apply {
       $0.terminate(at: now)
-    } _: {
-      $0.stop(at: now)
+    } _: { _ in
+      var out = OnionBrowserOutput()
+      out.close = true
+      return out
     } _: {
       $0.stop(at: now)
     }

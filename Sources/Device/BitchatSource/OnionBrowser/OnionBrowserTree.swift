@@ -30,7 +30,9 @@ public struct OnionBrowserTree: Sendable, Equatable {
   static let onionManager = "OnionBrowser/OnionManager.swift"
   static let helpers = ["OnionBrowser/Helpers/FileManager+Helpers.swift"]
 
-  public init(root: String) throws(OnionBrowserSourceError) {
+  public init(root given: String) throws(OnionBrowserSourceError) {
+    // Absolute: the package's links must lead to the checkout from anywhere.
+    let root = URL(fileURLWithPath: given).standardizedFileURL.path
     let manager = FileManager.default
     var isDirectory: ObjCBool = false
     guard manager.fileExists(atPath: root, isDirectory: &isDirectory), isDirectory.boolValue

@@ -81,7 +81,10 @@ public struct LeakAuditCommand: Command {
     index.html). bitchat against bitchat-source knows the Linux-only differences
     docs/linux-differences.md explains; any other difference fails the run (exit 5).
     --compare-reuse SIDE=FILE takes that side from an earlier comparison's report.json instead
-    of running it again (bitchat-source runs in real time).
+    of running it again (bitchat-source runs in real time). --compare onion-browser-2 or
+    onion-browser-3 against onion-browser-source (with --onion-browser-src SRC of that version)
+    does the same for Onion Browser's mock-lane scenarios, with the control-port commands as
+    one more item; docs/onion-browser-source.md explains each difference.
 
     Verdicts: PASS, LEAK (a leak, or a canary that was not caught), FAILED (an expectation not
     met), INCONCLUSIVE (drops, no positive control, a run error; never shown as a pass).
@@ -135,7 +138,8 @@ public struct LeakAuditCommand: Command {
         "write-baseline", .single, valueName: "FILE",
         help: "write this run's findings as a baseline (SARIF) to FILE", values: .file),
       OptionSpec(
-        "compare", .single, valueName: "A,B", help: "run bitchat scenarios on two sides, compare"),
+        "compare", .single, valueName: "A,B",
+        help: "run scenarios on two sides (bitchat or Onion Browser: model or code), compare"),
       OptionSpec(
         "compare-reuse", .single, valueName: "SIDE=FILE",
         help: "take a side from an earlier comparison's report.json"),

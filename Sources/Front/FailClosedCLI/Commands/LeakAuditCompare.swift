@@ -1,3 +1,4 @@
+import BitchatSource
 import FailClosedSupport
 import Foundation
 import Lanes
@@ -10,7 +11,12 @@ import Scenarios
 /// DIR/B, the comparison to DIR (report.json, summary.md, index.html). Differences that
 /// docs/linux-differences.md explains count as explained; any other fails the run (exit 5).
 enum LeakAuditCompare {
-  static let sides = ["bitchat", "hardened", "bitchat-source"]
+  static let sides = [
+    "bitchat", "hardened", "bitchat-source", "onion-browser-2", "onion-browser-3",
+    "onion-browser-source",
+  ]
+  /// The sides whose code reads the wall clock (run in real time, first).
+  static let realTimeSides: Set = ["bitchat-source", "onion-browser-source"]
 
   /// The two sides of "A,B", or a usage error naming the option.
   static func parseSides(_ text: String) throws -> (String, String) {
@@ -28,6 +34,15 @@ enum LeakAuditCompare {
   static func comparable(_ scenarios: [Scenarios.Scenario], a: String, b: String) -> [Scenarios
     .Scenario]
   {
+    if [a, b].contains("onion-browser-source") {
+      // The model's Onion Browser version on the other side; its scenarios that Onion
+      // Browser's code runs on the mock lane (the ctor personality).
+      let model = a == "onion-browser-source" ? b : a
+      return scenarios.filter { scenario in
+        scenario.lane == .mock && OnionBrowserSourceSystem.runs(scenario)
+          && OnionBrowserSourceSystem.version(of: scenario)?.profileName == model
+      }
+    }
     let profiles = Set([a, b, "bitchat"]).subtracting(["bitchat-source"])
     let source = a == "bitchat-source" || b == "bitchat-source"
     return scenarios.filter { scenario in
@@ -69,10 +84,34 @@ enum LeakAuditCompare {
     let selected = ScenarioSelection.select(
       comparable(loaded, a: a, b: b), filter: arguments.value("filter"), shard: shard)
     guard !selected.isEmpty else {
-      FailClosedMain.printError("failclosed leak-audit --compare: no bitchat scenario selected")
+      FailClosedMain.printError(
+        "failclosed leak-audit --compare: no scenario of both sides selected")
       return ExitCode.usage
     }
     var driver: String?
+    var onionBrowserDriver: String?
+    if [a, b].contains(where: { $0 == "onion-browser-source" && reused[$0] == nil }) {
+      guard let source = arguments.value("onion-browser-src") else {
+        FailClosedMain.printError(
+          "failclosed leak-audit --compare: onion-browser-source needs --onion-browser-src SRC")
+        return ExitCode.usage
+      }
+      do {
+        let built = try OnionBrowserSourceLocation.prepare(
+          onionBrowserSource: source, progress: { FailClosedMain.printError($0) })
+        let model = a == "onion-browser-source" ? b : a
+        guard built.version.profileName == model else {
+          FailClosedMain.printError(
+            "failclosed leak-audit --compare: \(source) is Onion Browser "
+              + "\(built.version.rawValue).X; compare it with \(built.version.profileName)")
+          return ExitCode.usage
+        }
+        onionBrowserDriver = built.executable
+      } catch {
+        FailClosedMain.printError("failclosed leak-audit --compare: onion-browser-source: \(error)")
+        return ExitCode.usage
+      }
+    }
     let needsSource = [a, b].contains { $0 == "bitchat-source" && reused[$0] == nil }
     if needsSource {
       switch BitchatSourceSystem.driver(SystemUnderTestOption.inputs(arguments)) {
@@ -86,15 +125,16 @@ enum LeakAuditCompare {
     let work = report + "/work"
     let executable = LeakAuditCommand.executablePath()
     func runner(for side: String) -> ScenarioRunner {
-      ScenarioRunner(
-        options: .init(
-          executable: executable, timeScale: Double(scale), workDirectory: work + "/" + side,
-          bitchatSourceDriver: side == "bitchat-source" ? driver : nil))
+      var options = ScenarioRunner.Options(
+        executable: executable, timeScale: Double(scale), workDirectory: work + "/" + side,
+        bitchatSourceDriver: side == "bitchat-source" ? driver : nil)
+      options.onionBrowserSourceDriver = side == "onion-browser-source" ? onionBrowserDriver : nil
+      return ScenarioRunner(options: options)
     }
     // The slow real-time side first, so the model's quick runs fill the gaps.
     var tasks: [(scenario: Int, side: String)] = []
     for side in [a, b].sorted(by: {
-      ($0 == "bitchat-source" ? 0 : 1) < ($1 == "bitchat-source" ? 0 : 1)
+      (realTimeSides.contains($0) ? 0 : 1) < (realTimeSides.contains($1) ? 0 : 1)
     }) {
       for index in selected.indices where reused[side]?[selected[index].name] == nil {
         tasks.append((index, side))
@@ -102,7 +142,7 @@ enum LeakAuditCompare {
     }
     print(
       "failclosed leak-audit --compare \(a),\(b): \(selected.count) scenarios, "
-        + "\(tasks.count) runs, \(jobs) at a time (the model x\(scale), bitchat-source in real time)"
+        + "\(tasks.count) runs, \(jobs) at a time (the model x\(scale), the source in real time)"
     )
     let startedAt = ISO8601DateFormatter().string(from: Date())
     let runners = Dictionary(uniqueKeysWithValues: [a, b].map { ($0, runner(for: $0)) })
@@ -117,7 +157,8 @@ enum LeakAuditCompare {
       let oa = observation(a)
       let ob = observation(b)
       let known: KnownDifferences =
-        Set([a, b]) == ["bitchat", "bitchat-source"] ? .linux : .none
+        Set([a, b]) == ["bitchat", "bitchat-source"]
+        ? .linux : [a, b].contains("onion-browser-source") ? .onionBrowser : .none
       rows.append(
         .init(
           comparison: ScenarioComparison(scenario: scenario.name, a: oa, b: ob, explained: known),
@@ -136,7 +177,7 @@ enum LeakAuditCompare {
         try ReportWriter.write(
           RunReport(
             startedAt: startedAt, versions: LeakAuditCommand.versions(),
-            timeScale: side == "bitchat-source" ? 1 : Double(scale), results: sideResults),
+            timeScale: realTimeSides.contains(side) ? 1 : Double(scale), results: sideResults),
           to: report + "/" + side)
       }
       try AtomicFile.write(comparison.jsonText(), to: report + "/report.json")

@@ -35,6 +35,10 @@ public struct ComparisonObservation: Sendable, Equatable, Codable {
   /// Known findings in bitchat's own code whose trace the run carries
   /// (``BitchatSourceFindings``); optional so an older report.json still reads back.
   public var findings: [String]?
+  /// The control-port commands the app sent, in order, each once (AUTHENTICATE's secret
+  /// dropped): what an Onion Browser side drives tor with. Nil or empty where the app has no
+  /// controller (bitchat's Arti); optional so an older report.json still reads back.
+  public var commands: [String]?
 
   public init(
     verdict: String, runError: String? = nil, expectations: [Expectation] = [],
@@ -66,6 +70,7 @@ public struct ComparisonObservation: Sendable, Equatable, Codable {
     var requests = Set<String>()
     var messages = Set<String>()
     var ready = false
+    var commands: [String] = []
     func milestone(_ label: String, _ time: Double) {
       if firsts[label] == nil { firsts[label] = time }
     }
@@ -93,6 +98,15 @@ public struct ComparisonObservation: Sendable, Equatable, Codable {
       case "message-sent":
         messages.insert(f["relay"] ?? "?")
         milestone("message sent", event.time)
+      case "request-pending", "request-cancelled", "request-callback", "request-ignored":
+        // Onion Browser: what became of an incoming URL before (or instead of) a load.
+        milestone(event.name, event.time)
+      case "tor-problem" where f["reason"] == "no-progress":
+        milestone("tor problem no-progress", event.time)
+      case "tor-command":
+        let line = f["command"] ?? "?"
+        let command = line.hasPrefix("AUTHENTICATE") ? "AUTHENTICATE" : line
+        if !commands.contains(command) { commands.append(command) }
       default:
         continue
       }
@@ -116,6 +130,7 @@ public struct ComparisonObservation: Sendable, Equatable, Codable {
       findings: BitchatSourceFindings.all.filter {
         $0.scenario == result.scenario.name && $0.signature(result.outcome.events)
       }.map(\.title))
+    self.commands = commands.isEmpty ? nil : commands
   }
 
   static func rounded(_ t: Double) -> Double { (t * 1000).rounded() / 1000 }

@@ -20,12 +20,17 @@ public struct KnownDifferences: Sendable, Equatable {
   }
 
   public var entries: [Entry]
+  /// The document whose sections the entries name.
+  public var document: String
 
-  public init(entries: [Entry]) { self.entries = entries }
+  public init(entries: [Entry], document: String = "docs/linux-differences.md") {
+    self.entries = entries
+    self.document = document
+  }
 
   public func explanation(scenario: String, item: String) -> String? {
     entries.first { $0.scenario == scenario && $0.item == item }
-      .map { "docs/linux-differences.md \($0.section): \($0.why)" }
+      .map { "\(document) \($0.section): \($0.why)" }
   }
 
   /// None: every difference counts (`--compare` of two model profiles).
@@ -33,4 +38,9 @@ public struct KnownDifferences: Sendable, Equatable {
 
   /// The bitchat model against bitchat's code on Linux (docs/linux-differences.md).
   public static let linux = KnownDifferences(entries: LinuxDifferences.entries)
+
+  /// The Onion Browser model against Onion Browser's own Tor layer
+  /// (docs/onion-browser-source.md, "Model and code").
+  public static let onionBrowser = KnownDifferences(
+    entries: OnionBrowserDifferences.entries, document: "docs/onion-browser-source.md")
 }

@@ -93,6 +93,13 @@ public struct ScenarioComparison: Sendable, Equatable {
       "messages", "messages sent to", Self.listText(a.messages), Self.listText(b.messages),
       same: a.messages == b.messages)
     add("leaks", "leaks", Self.listText(a.leaks), Self.listText(b.leaks), same: a.leaks == b.leaks)
+    let commandsA = a.commands ?? []
+    let commandsB = b.commands ?? []
+    if !commandsA.isEmpty || !commandsB.isEmpty {
+      add(
+        "commands", "control-port commands, each once in order", Self.listText(commandsA),
+        Self.listText(commandsB), same: commandsA == commandsB)
+    }
     self.items = items
   }
 
