@@ -16,6 +16,7 @@ public struct ReplayCommand: Command {
     Usage: failclosed replay Scenarios/NAME.json [--report DIR] [--time-scale N]
                              [--skip-idle|--no-skip-idle]
                              [--sut \(SystemUnderTestOption.choices)] [--bitchat-src DIR]
+                             [--onion-browser-src SRC]
            failclosed replay --from-ooni FILE.json [--profile P] [--force] [--report DIR]
 
     Runs one scenario as leak-audit does and prints what happened: the app's events (and the
@@ -52,6 +53,10 @@ public struct ReplayCommand: Command {
       OptionSpec(
         "bitchat-src", .single, valueName: "DIR", help: "bitchat checkout for bitchat-source",
         values: .directory),
+      OptionSpec(
+        "onion-browser-src", .single, valueName: "SRC",
+        help: "Onion Browser checkout (or REPO@COMMIT, pinned:2.X|3.X) for onion-browser-source",
+        values: .directory),
     ]
 
   public func run(_ arguments: ParsedArguments) async throws -> Int32 {
@@ -67,7 +72,7 @@ public struct ReplayCommand: Command {
     scenario = adopted
     let setup = system.prepare([scenario], SystemUnderTestOption.inputs(arguments))
     if let unavailable = setup.unavailable {
-      FailClosedMain.printError("failclosed replay: bitchat-source: \(unavailable.reason)")
+      FailClosedMain.printError("failclosed replay: \(system.name): \(unavailable.reason)")
       return ExitCode.usage
     }
     let driver = setup.bitchatSourceDriver
@@ -87,7 +92,7 @@ public struct ReplayCommand: Command {
       let real = await LeakAuditCommand.runRealLane(
         [scenario], executable: LeakAuditCommand.executablePath(),
         directory: work + "/real-lane", jobs: 1, total: 1, progress: ProgressCounter(),
-        bitchatSourceDriver: driver)
+        bitchatSourceDriver: driver, onionBrowserSourceDriver: setup.onionBrowserSourceDriver)
       result = real.results[0]
       networkReady = real.networkReadySeconds
       Self.emit("\nevents (real seconds):")
@@ -98,6 +103,7 @@ public struct ReplayCommand: Command {
         executable: LeakAuditCommand.executablePath(), timeScale: Double(scale),
         workDirectory: work, onEvent: { Self.emit(Self.line($0)) }, bitchatSourceDriver: driver)
       runnerOptions.substituteBitchatSource = setup.substituteBitchatSource
+      runnerOptions.onionBrowserSourceDriver = setup.onionBrowserSourceDriver
       runnerOptions.skipIdle = try RunClockOption.skipIdle(arguments)
       let runner = ScenarioRunner(options: runnerOptions)
       result = ScenarioResult(scenario: scenario, outcome: await runner.run(scenario))
