@@ -6,6 +6,10 @@ public enum TestnetError: Error, Equatable, CustomStringConvertible, Sendable {
   case processExited(node: String, status: Int32, log: String)
   case missingFile(String)
   case unreadableCache(path: String, reason: String)
+  /// ``TorNetwork/stop()`` ran while the network was being made (a signal's teardown).
+  case stopped
+  /// A tor's control port could not take or give back its ownership (``TorOwnership``).
+  case ownership(node: String, detail: String)
 
   public var description: String {
     switch self {
@@ -24,6 +28,10 @@ public enum TestnetError: Error, Equatable, CustomStringConvertible, Sendable {
       return
         "the authority key cache file \(path) cannot be read (\(reason)): remove it, or set "
         + "FAILCLOSED_CACHE to another directory"
+    case .stopped:
+      return "the private Tor network was stopped while it was being started"
+    case .ownership(let node, let detail):
+      return "tor '\(node)': its control port \(detail)"
     }
   }
 }

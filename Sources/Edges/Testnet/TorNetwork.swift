@@ -4,17 +4,28 @@ import TorControl
 
 /// A private Tor network of Debian's tor: keys and torrcs generated at run time, every node
 /// started behind an optional launcher prefix (the world namespace), ready when the
-/// consensus lists every relay. Stops every process it started, by PID.
+/// consensus lists every relay. Stops every process it started, by PID, and what those
+/// started (the bridge's obfs4proxy); once stopped, it starts nothing more. With an owner, its
+/// tors end when that process does (``TorOwnership``), until ``releaseOwnership()``.
 public final class TorNetwork: @unchecked Sendable {
   public let plan: TestnetPlan
   public let directory: String
   public let prefix: [String]
   /// Where the authorities' keys are kept between runs (nil: made every time).
   public let keyCache: AuthorityKeyCache?
+  /// The process whose end ends every tor of the network (nil: none).
+  public let owner: pid_t?
+  /// This process's hold on each tor while it is the owner and can reach the control ports
+  /// (no launcher prefix: they are in its namespace).
+  private let ownership: TorOwnership?
   /// The authorities whose keys ``prepare()`` took from the cache.
   public private(set) var reusedKeys: [String] = []
   private let lock = NSLock()
   private var processes: [TorProcess] = []
+  /// Set by ``stop()``: nothing more is started or written.
+  private var stopped = false
+  /// One stop at a time: a second caller returns only once the first has stopped everything.
+  private let stopLock = NSLock()
   public private(set) var identities: [TorrcBuilder.AuthorityIdentity] = []
   /// The bridge's relay fingerprint, from the `fingerprint` file it writes when it starts
   /// (it makes its own keys then).
@@ -31,14 +42,18 @@ public final class TorNetwork: @unchecked Sendable {
   ///   - directory: a fresh directory that will hold every node's DataDirectory.
   ///   - prefix: how to launch a process where the nodes live, e.g. `["ip", "netns", "exec", ns]`.
   ///   - keyCache: where the authorities' keys are kept between runs (nil: made every time).
+  ///   - owner: a process whose end ends every tor (named in each torrc; when it is this
+  ///     process and there is no prefix, also through each tor's control port at once).
   public init(
     plan: TestnetPlan, directory: String, prefix: [String] = [],
-    keyCache: AuthorityKeyCache? = .user
+    keyCache: AuthorityKeyCache? = .user, owner: pid_t? = nil
   ) {
     self.plan = plan
     self.directory = directory
     self.prefix = prefix
     self.keyCache = keyCache
+    self.owner = owner
+    ownership = owner == getpid() && prefix.isEmpty ? TorOwnership() : nil
   }
 
   public var builder: TorrcBuilder { TorrcBuilder(authorities: identities) }
@@ -58,6 +73,7 @@ public final class TorNetwork: @unchecked Sendable {
   /// the authorities start: the first voting round is placed after that
   /// (``FirstVotingRound``). Throws when a cached file exists but cannot be read.
   public func prepare() throws {
+    try checkNotStopped()
     let files = FileManager.default
     try files.createDirectory(atPath: directory, withIntermediateDirectories: true)
     for node in plan.nodes {
@@ -91,6 +107,7 @@ public final class TorNetwork: @unchecked Sendable {
     }
     self.identities = identities
     reusedKeys = reused
+    try checkNotStopped()
     try writeTorrcs(firstRound: nil)
   }
 
@@ -127,7 +144,7 @@ public final class TorNetwork: @unchecked Sendable {
     let builder = TorrcBuilder(authorities: identities)
     for node in plan.nodes {
       let data = dataDirectory(node)
-      try builder.node(node, dataDirectory: data, firstRound: firstRound).write(
+      try builder.node(node, dataDirectory: data, firstRound: firstRound, owner: owner).write(
         toFile: data + "/torrc", atomically: true, encoding: .utf8)
     }
   }
@@ -177,11 +194,22 @@ public final class TorNetwork: @unchecked Sendable {
     for node in authorities { try launch(node) }
   }
 
+  /// Starts one node, unless the network has been stopped: under the lock, so a stop sees
+  /// every tor started before it and none starts after it.
   private func launch(_ node: TestnetNode) throws {
-    let process = try TorProcess(
-      name: node.name, arguments: ["tor", "-f", dataDirectory(node) + "/torrc", "--quiet"],
-      prefix: prefix)
-    lock.withLock { processes.append(process) }
+    let process: TorProcess = try lock.withLock {
+      guard !stopped else { throw TestnetError.stopped }
+      let process = try TorProcess(
+        name: node.name, arguments: ["tor", "-f", dataDirectory(node) + "/torrc", "--quiet"],
+        prefix: prefix)
+      processes.append(process)
+      return process
+    }
+    ownership?.take(node, pid: process.pid) { process.isRunning }
+  }
+
+  private func checkNotStopped() throws {
+    if lock.withLock({ stopped }) { throw TestnetError.stopped }
   }
 
   public var pids: [String: Int32] {
@@ -209,6 +237,7 @@ public final class TorNetwork: @unchecked Sendable {
     var seen: ConsensusFileStamp?
     var consensus: Consensus?
     while clock.now - start < timeout {
+      try checkNotStopped()
       for process in lock.withLock({ processes }) where !process.isRunning {
         throw TestnetError.processExited(
           node: process.name, status: process.exitStatus ?? -1, log: logTail(process.name))
@@ -281,11 +310,24 @@ public final class TorNetwork: @unchecked Sendable {
     return text.split(separator: "\n").suffix(lines).joined(separator: "\n")
   }
 
-  /// Stops every tor this network started (SIGTERM, then SIGKILL), in parallel.
+  /// Stops every tor this network started (SIGTERM, then SIGKILL), in parallel, and returns
+  /// once they and the processes they started (the bridge's obfs4proxy, which tor ends as it
+  /// exits; one still running 2 s later is killed) have exited. From then on the network
+  /// starts nothing. Safe from any thread and more than once: a second call waits for the
+  /// first.
   public func stop() {
+    stopLock.lock()
+    defer { stopLock.unlock() }
     let running = lock.withLock {
+      stopped = true
       defer { processes.removeAll() }
       return processes
+    }
+    defer { ownership?.close() }
+    guard !running.isEmpty else { return }
+    // Found before their parents exit and they are re-parented.
+    let children = TestnetShutdown.descendants(of: running.map(\.pid)).map {
+      (pid: $0, arguments: TestnetShutdown.arguments($0))
     }
     let group = DispatchGroup()
     for process in running {
@@ -296,10 +338,32 @@ public final class TorNetwork: @unchecked Sendable {
       }
     }
     group.wait()
+    // Still the same process (its arguments unchanged) and alive: by PID, never by name.
+    func left() -> [pid_t] {
+      children.filter {
+        TestnetShutdown.isAlive($0.pid) && TestnetShutdown.arguments($0.pid) == $0.arguments
+      }.map(\.pid)
+    }
+    let deadline = Date().addingTimeInterval(2)
+    while !left().isEmpty && Date() < deadline { usleep(10_000) }
+    for pid in left() { kill(pid, SIGKILL) }
+    let killed = Date().addingTimeInterval(2)
+    while !left().isEmpty && Date() < killed { usleep(10_000) }
+  }
+
+  /// Gives back the ownership of every tor (``TorOwnership/release()``): they keep running
+  /// once the owner ends. Throws when one cannot be given back; call ``stop()`` then.
+  public func releaseOwnership() throws {
+    if let ownership {
+      try ownership.release()
+    } else if owner != nil {
+      throw TestnetError.ownership(
+        node: "*", detail: "cannot be reached from this process (launcher prefix or owner)")
+    }
   }
 
   /// Leaves every tor running and forgets them (`failclosed testnet up`, which hands the PIDs to
-  /// a state file for `down`).
+  /// a state file for `down`); with an owner, after ``releaseOwnership()``.
   public func release() {
     lock.withLock { processes.removeAll() }
   }

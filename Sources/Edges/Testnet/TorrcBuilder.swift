@@ -46,8 +46,10 @@ public struct TorrcBuilder: Sendable {
 
   /// The torrc of one node of the network. An authority's first voting round is placed on the
   /// wall clock by `firstRound` (chosen at launch); without it, on tor's grid from midnight.
+  /// With `owner`, tor exits once that process has (it looks every 15 s; ``TorOwnership``).
   public func node(
-    _ node: TestnetNode, dataDirectory: String, firstRound: FirstVotingRound? = nil
+    _ node: TestnetNode, dataDirectory: String, firstRound: FirstVotingRound? = nil,
+    owner: Int32? = nil
   ) -> String {
     var lines = [
       "DataDirectory \(dataDirectory)",
@@ -100,6 +102,7 @@ public struct TorrcBuilder: Sendable {
         "ExtORPort auto",
       ]
     }
+    if let owner { lines.append("__OwningControllerProcess \(owner)") }
     return (lines + common).joined(separator: "\n") + "\n"
   }
 

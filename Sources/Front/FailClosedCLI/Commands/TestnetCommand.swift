@@ -17,9 +17,13 @@ public struct TestnetCommand: Command {
             127.0.0.1, waits until the consensus lists every relay with the flags a client
             needs (Running, Valid; Guard; Exit on the exit) and the bridge line
             exists, then leaves them running and prints the allowlist, the bridge line and a
-            client torrc. DIR defaults to /run/failclosed/testnet-UID/net (one network per user); its
-            state goes beside it, to DIR.state.json. The authorities' keys are kept for the
-            next run under $FAILCLOSED_CACHE (else $XDG_CACHE_HOME/failclosed, else
+            client torrc. Until then every tor ends with `up`: SIGINT or SIGTERM stops each
+            one started so far (and its obfs4proxy), removes DIR and exits 130 or 143; a
+            killed `up` takes them with it (each names `up` its owning controller: at once
+            through its control port, else within tor's 15 s check). DIR defaults to
+            /run/failclosed/testnet-UID/net (one network per user); its state goes beside
+            it, to DIR.state.json. The authorities' keys are kept for the next run under
+            $FAILCLOSED_CACHE (else $XDG_CACHE_HOME/failclosed, else
             ~/.cache/failclosed)/testnet-authority-keys, and made again when expired or corrupt.
     status  says which tor processes of the network in DIR are alive.
     down    stops every tor of the network in DIR (and the obfs4proxy each started) by PID,
@@ -61,12 +65,17 @@ public struct TestnetCommand: Command {
     // after the network's tor processes were running).
     let basePort = try arguments.integer("base-port", in: 1024...60000) ?? 17000
     let timeout = try arguments.seconds("timeout") ?? 90
-    try? FileManager.default.removeItem(atPath: directory)
+    // Until the network is handed over, this process owns every tor of it: killed, however
+    // (SIGKILL too), it takes them with it; SIGINT and SIGTERM also remove the directory.
     let network = TorNetwork(
       plan: .loopback(basePort: UInt16(basePort), bridge: !arguments.has("no-bridge")),
-      directory: directory)
+      directory: directory, owner: getpid())
+    let interrupt = TestnetUpInterrupt(directory: directory, statePath: statePath)
+    interrupt.arm(network)
+    defer { interrupt.disarm() }
     let clock = SystemClock()
     do {
+      try? FileManager.default.removeItem(atPath: directory)
       try network.prepare()
       try network.start()
       let consensus = try await network.waitUntilReady(timeout: timeout)
@@ -77,8 +86,18 @@ public struct TestnetCommand: Command {
       let state = TestnetState(
         directory: directory, pids: network.pids, allowlist: try network.allowlist(),
         bridgeLine: try network.bridgeLine()?.text, clientTorrc: clientTorrc, readySeconds: ready)
-      try state.save(to: statePath)
-      network.release()
+      // The hand-over: the state saved for `down`, then each tor given back (it outlives this
+      // process from then on). A signal before it stops everything; after it, nothing.
+      try interrupt.commit {
+        try state.save(to: statePath)
+        do {
+          try network.releaseOwnership()
+        } catch {
+          try? FileManager.default.removeItem(atPath: statePath)
+          throw error
+        }
+        network.release()
+      }
       print(
         "testnet: ready in \(String(format: "%.1f", ready)) s, consensus lists "
           + consensus.routers.map(\.nickname).joined(separator: ", "))
@@ -93,6 +112,8 @@ public struct TestnetCommand: Command {
       return ExitCode.pass
     } catch {
       network.stop()
+      // A signal's teardown removes the directory and exits (130, 143).
+      if interrupt.interrupted() { await interrupt.park() }
       throw error
     }
   }

@@ -1,0 +1,135 @@
+import FailClosedSupport
+import Foundation
+import Glibc
+import Testing
+
+@testable import Testnet
+
+/// Root, ip, Debian's tor, tor-gencert and obfs4proxy, and the built failclosed.
+let testnetUpKillReady: Bool =
+  TestnetNamespace.available && TestnetUpKillTests.binary != nil
+  && ["obfs4proxy", "tor-gencert", "tor"].allSatisfy {
+    FileManager.default.isExecutableFile(atPath: "/usr/bin/" + $0)
+  }
+
+/// `failclosed testnet up` killed while it starts the network leaves nothing: it used to leave
+/// every tor it had started running. The binary runs in a namespace of the test's own (its
+/// tors bind nothing on the host's loopback); once a tor of it runs, `up` gets SIGTERM (it
+/// stops them, removes the directory and the state, and exits 143 saying so) or SIGKILL (each
+/// tor has `up` as its owning controller: the control connection `up` holds ends it at once,
+/// tor's own poll of the process, every 15 s, otherwise), and no tor of the network, no
+/// obfs4proxy and no listening socket is left in the namespace.
+@Suite(
+  .serialized,
+  .enabled(
+    if: Privilege.skipReason(unless: testnetUpKillReady, "") == nil,
+    "needs root, ip, Debian's tor and obfs4proxy, and the failclosed binary (swift build)"))
+struct TestnetUpKillTests {
+  static let missing =
+    "needs root, ip, Debian's tor and obfs4proxy, and the failclosed binary (swift build)"
+
+  /// The built `failclosed`, beside this test bundle (as the CLI tests find it).
+  static var binary: String? {
+    let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
+    let candidate = URL(fileURLWithPath: exe).deletingLastPathComponent()
+      .appendingPathComponent("failclosed").path
+    return FileManager.default.isExecutableFile(atPath: candidate) ? candidate : nil
+  }
+
+  /// Tors of the network in `directory` (a tor whose arguments name a file under it), and
+  /// every process they started (the bridge's obfs4proxy).
+  static func leftovers(of directory: String) -> [pid_t] {
+    let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+    let tors = entries.compactMap(pid_t.init).filter {
+      TestnetShutdown.isAlive($0) && TestnetShutdown.isTor($0, of: directory)
+    }
+    return tors + TestnetShutdown.descendants(of: tors).filter(TestnetShutdown.isAlive)
+  }
+
+  /// Polls `condition` every 20 ms until it holds or `seconds` pass; whether it held.
+  static func within(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+      if condition() { return true }
+      usleep(20_000)
+    }
+    return condition()
+  }
+
+  /// `tors`: how many tors of it run when `up` is killed: 1, while it starts the rest; 6
+  /// (every node with the bridge), while it waits for the consensus.
+  @Test(arguments: [(SIGTERM, 1), (SIGKILL, 1), (SIGINT, 6)])
+  func upKilledWhileStartingLeavesNothing(signal: Int32, tors: Int) throws {
+    let binary = try #require(Self.binary, "\(Self.missing)")
+    let namespace = try TestnetNamespace("sig\(signal)")
+    let base = NSTemporaryDirectory() + "fc-testnet-up-\(getpid())-\(UUID().uuidString.prefix(8))"
+    let directory = base + "/net"
+    let statePath = TestnetState.path(forDirectory: directory)
+    try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+    let log = base + ".log"
+    let actions = FileActions()
+    actions.open("/dev/null", to: 0, flags: O_RDONLY)
+    actions.open(log, to: 1, flags: O_WRONLY | O_CREAT | O_TRUNC)
+    actions.dup(1, to: 2)
+    let up = try Spawner.spawn(
+      namespace.exec + [binary, "testnet", "up", "--dir", directory, "--timeout", "120"],
+      actions: actions)
+    var reaped: Int32?
+    // Every exit path: `up` and whatever of the network is left (only ours: the directory
+    // is this test's own), the namespace, the files.
+    defer {
+      if reaped == nil {
+        kill(up, SIGKILL)
+        _ = Spawner.wait(up)
+      }
+      for pid in Self.leftovers(of: directory) { kill(pid, SIGKILL) }
+      namespace.remove()
+      try? FileManager.default.removeItem(atPath: base)
+      try? FileManager.default.removeItem(atPath: statePath)
+      try? FileManager.default.removeItem(atPath: log)
+    }
+    func output() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+
+    // Killed once `tors` tors of it run (not a sleep: keys from the cache take 50 ms, made
+    // ones seconds).
+    var running: [pid_t] = []
+    let started = Self.within(180) {
+      running = Self.leftovers(of: directory).filter {
+        TestnetShutdown.isTor($0, of: directory)
+      }
+      if running.count >= tors { return true }
+      if reaped == nil { reaped = Spawner.poll(up) }
+      return reaped != nil
+    }
+    try #require(
+      started && running.count >= tors, "\(tors) tors of the network did not run: \(output())")
+    try #require(reaped == nil, "`up` exited before it was killed: \(output())")
+    kill(up, signal)
+    let status = Spawner.wait(up)
+    reaped = status
+
+    // Bounded: tor checks its owning controller process every 15 s.
+    let bound = signal == SIGKILL ? 25.0 : 10.0
+    var left: [pid_t] = []
+    let cleared = Self.within(bound) {
+      left = Self.leftovers(of: directory)
+      return left.isEmpty
+    }
+    let still = left.map { "\($0) " + TestnetShutdown.arguments($0).joined(separator: " ") }
+    #expect(
+      cleared,
+      "\(bound) s after `up` got signal \(signal): still running \(still) (output: \(output()))")
+    var listening: [String] = []
+    #expect(
+      Self.within(5) {
+        listening = (try? namespace.listeners()) ?? ["ss failed"]
+        return listening.isEmpty
+      }, "still bound in the namespace: \(listening)")
+    if signal != SIGKILL {
+      #expect(status == 128 + signal, "exit status \(status): \(output())")
+      #expect(output().contains("signal \(signal) while starting"), "\(output())")
+      #expect(!FileManager.default.fileExists(atPath: directory), "\(directory) left")
+      #expect(!FileManager.default.fileExists(atPath: statePath), "\(statePath) left")
+    }
+  }
+}
