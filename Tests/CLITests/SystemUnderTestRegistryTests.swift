@@ -93,7 +93,23 @@ struct SystemUnderTestRegistryTests {
     #expect(!source.contains { $0.app.profile.isOnionBrowser || $0.app.profile == .hardened })
     #expect(library.compactMap(ModelSystem.entry.adopt) == library)
     #expect(
-      SystemUnderTestOption.spec.values == .words(["model", "bitchat-source", "program"]))
+      SystemUnderTestOption.spec.values
+        == .words(["model", "bitchat-source", "program", "onion-browser-source"]))
+    // onion-browser-source takes the Onion Browser 2.X and 3.X files its code can run (the
+    // ctor personality on the mock lane, the real lane's), as written; without a checkout it
+    // runs none and says why, without ending the run.
+    let onion = library.compactMap(OnionBrowserSourceSystem.entry.adopt)
+    #expect(!onion.isEmpty)
+    #expect(
+      onion.allSatisfy {
+        [.onionBrowser2, .onionBrowser3, .onionBrowser].contains($0.app.profile)
+          && ($0.lane == .realTor || $0.tor.mock?.personality == .ctor)
+      })
+    let none = TestedSystems.plan(
+      library, on: OnionBrowserSourceSystem.entry, inputs: TestedSystemInputs(progress: { _ in }))
+    #expect(none.scenarios.isEmpty)
+    #expect(none.unavailable?.endsRun == false)
+    #expect(none.unavailable?.reason.contains("--onion-browser-src") == true)
     // The program system takes the black-box files only; the model none of them.
     let programs = ScenarioLoader.load([RepositoryFiles.root + "/Scenarios/program"]).compactMap {
       try? $0.result.get()

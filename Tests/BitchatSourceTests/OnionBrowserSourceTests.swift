@@ -1,0 +1,302 @@
+import FailClosedSupport
+import Foundation
+import Lanes
+import Scenarios
+import Testing
+
+@testable import BitchatSource
+
+/// The onion-browser-source lane on the project's own fixture (Fixtures/onion-browser-fixture:
+/// Onion Browser 2.X's OnionManager API shape, written here): built by the lane's builder
+/// against OnionBrowserShims, its Tor.framework shim talking to the mock's ctor control port.
+enum OnionBrowserFixture {
+  static let root =
+    BitchatSourceLocation.packageRoot + "/Tests/BitchatSourceTests/Fixtures/onion-browser-fixture"
+
+  /// The fixture's package, built once per key (the user's cache, as the lane's).
+  static func build() throws -> (package: OnionBrowserSourcePackage, executable: String) {
+    let tree = try OnionBrowserTree(root: root)
+    let package = try OnionBrowserSourcePackage(
+      tree: tree, packageRoot: BitchatSourceLocation.packageRoot,
+      cacheRoot: OnionBrowserSourceLocation.cacheRoot + "/packages")
+    let result = try OnionBrowserSourceBuilder(package: package).build(progress: { _ in })
+    return (package, result.executable)
+  }
+
+  /// A loopback port nothing listens on now.
+  static func freePort() throws -> UInt16 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+      }
+    }
+    try #require(bound)
+    return UInt16(bigEndian: address.sin_port)
+  }
+
+  /// Runs the driver with `actions` against the control port at `control`; its JSON events.
+  static func drive(_ executable: String, actions: String, control: UInt16) throws -> [[String:
+    Any]]
+  {
+    let directory = NSTemporaryDirectory() + "onion-browser-fixture-\(UUID().uuidString)"
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    try actions.write(toFile: directory + "/actions.jsonl", atomically: true, encoding: .utf8)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = [
+      "--actions", directory + "/actions.jsonl", "--state-dir", directory + "/state",
+      "--control", "127.0.0.1:\(control)",
+    ]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap {
+      try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+    }
+  }
+
+  static func commands(_ events: [[String: Any]]) -> [String] {
+    events.filter { $0["phase"] as? String == "command" }.compactMap { $0["command"] as? String }
+  }
+
+  static func ready(_ events: [[String: Any]]) -> Bool {
+    events.contains { $0["field"] as? String == "isReady" && $0["value"] as? Bool == true }
+  }
+}
+
+@Suite(
+  .serialized,
+  .enabled(
+    if: Privilege.skipReason(
+      unless: FileManager.default.isExecutableFile(atPath: failclosedBinary),
+      "needs the built failclosed binary") == nil, "needs the built failclosed binary"))
+struct OnionBrowserSourceFixtureTests {
+  /// Positive control: the shim's conversation with the mock's ctor control port, as
+  /// TORController.m holds it: cookie AUTHENTICATE, SETEVENTS STATUS_CLIENT, GETINFO
+  /// status/circuit-established, the harness's DisableNetwork 0, bootstrap events to 100,
+  /// CIRCUIT_ESTABLISHED (the fixture's state connected: ready), SIGNAL SHUTDOWN on background
+  /// (stopTor's disconnect), the connection closed by the mock. Canary: the same driver with
+  /// nothing at the control port sends nothing and is never ready.
+  @Test func theShimHoldsTheControlPortConversationWithTheMock() throws {
+    let (_, executable) = try OnionBrowserFixture.build()
+    let socks = try OnionBrowserFixture.freePort()
+    let control = try OnionBrowserFixture.freePort()
+    let mock = Process()
+    mock.executableURL = URL(fileURLWithPath: failclosedBinary)
+    mock.arguments = [
+      "mock-tor", "--personality", "ctor", "--listen", "127.0.0.1:\(socks)", "--control-port",
+      String(control), "--control-disable-network", "--bootstrap-plan", "healthy:2",
+    ]
+    mock.standardOutput = FileHandle.nullDevice
+    mock.standardError = FileHandle.nullDevice
+    try mock.run()
+    defer {
+      if mock.isRunning { mock.terminate() }
+      mock.waitUntilExit()
+    }
+    Thread.sleep(forTimeInterval: 0.5)
+    let actions = """
+      {"at": 0, "action": "start"}
+      {"at": 5, "action": "background"}
+      {"at": 6, "action": "wait", "seconds": 0}
+
+      """
+    let events = try OnionBrowserFixture.drive(executable, actions: actions, control: control)
+    let commands = OnionBrowserFixture.commands(events)
+    #expect(
+      commands == [
+        "AUTHENTICATE <secret>", "SETEVENTS STATUS_CLIENT", "GETINFO status/circuit-established",
+        "SETCONF DisableNetwork=0", "SIGNAL SHUTDOWN",
+      ], "\(events)")
+    let progress = events.filter { $0["phase"] as? String == "bootstrap" }
+      .compactMap { ($0["progress"] as? String).flatMap { Int($0) } }
+    #expect(progress.last == 100, "\(progress)")
+    #expect(OnionBrowserFixture.ready(events))
+    #expect(
+      events.contains {
+        $0["field"] as? String == "state" && $0["value"] as? String == "stopped"
+      })
+    #expect(
+      events.contains {
+        ($0["detail"] as? String)?.hasPrefix("control connection closed") == true
+      })
+
+    let closed = try OnionBrowserFixture.freePort()
+    let nothing = try OnionBrowserFixture.drive(executable, actions: actions, control: closed)
+    #expect(OnionBrowserFixture.commands(nothing).isEmpty, "\(nothing)")
+    #expect(!OnionBrowserFixture.ready(nothing))
+  }
+
+  /// A name no shim provides stops the build with Onion Browser's file and line, the symbol
+  /// and the shim that lacks it (canary); the fixture itself builds (positive control, above).
+  @Test func anUnknownSymbolNamesTheFileTheSymbolAndTheShim() throws {
+    let (package, _) = try OnionBrowserFixture.build()
+    let relative = "broken/OnionManagerStep.swift"
+    let link = package.directory + "/Sources/OnionBrowserApp/" + relative
+    try FileManager.default.createDirectory(
+      atPath: (link as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+    try? FileManager.default.removeItem(atPath: link)
+    try FileManager.default.createSymbolicLink(
+      atPath: link, withDestinationPath: OnionBrowserFixture.root + "/" + relative)
+    defer {
+      try? FileManager.default.removeItem(atPath: (link as NSString).deletingLastPathComponent)
+    }
+    let output = try SwiftBuildProcess.run(
+      BitchatSourceBuilder.defaultSwift(),
+      [
+        "build", "--package-path", package.directory, "--product",
+        OnionBrowserSourcePackage.executableName,
+      ], progress: { _ in })
+    #expect(output.status != 0)
+    var links = package.linkMap
+    links[link] = relative
+    let error = OnionBrowserDiagnostics.error(
+      for: output.text, links: links, root: OnionBrowserFixture.root)
+    #expect(
+      error
+        == .unknownSymbol(
+          file: OnionBrowserFixture.root + "/" + relative, line: 6, symbol: "rebuildAllCircuits",
+          shim: "the Tor.framework shim (OnionBrowserShims/Tor)",
+          diagnostic: "value of type 'TorController' has no member 'rebuildAllCircuits'"),
+      "\(error)")
+    #expect(
+      "\(error)".contains(
+        "broken/OnionManagerStep.swift:6: 'rebuildAllCircuits' is provided by no shim: "
+          + "the Tor.framework shim (OnionBrowserShims/Tor) lacks it"))
+  }
+}
+
+/// The diagnostics' mapping on the compiler's own words (no build).
+struct OnionBrowserDiagnosticsTests {
+  @Test func eachUnknownNameGoesToItsShim() {
+    let links = [
+      "/c/k/Sources/OnionBrowserApp/OnionBrowser/TorManager.swift": "OnionBrowser/TorManager.swift"
+    ]
+    let output = """
+      /c/k/Sources/OnionBrowserApp/OnionBrowser/TorManager.swift:62:28: error: cannot find 'DispatchQueue' in scope
+      /c/k/Sources/OnionBrowserApp/OnionBrowser/TorManager.swift:80:9: error: type 'IpSupport' has no member 'shared'
+      /c/k/Sources/OnionBrowserApp/OnionBrowser/TorManager.swift:90:3: error: cannot find type 'UIApplication' in scope
+      /c/k/Sources/OnionBrowserApp/OnionBrowser/TorManager.swift:9:8: error: no such module 'Orbot'
+      /c/k/Sources/Tor/TorController.swift:1:1: error: cannot find 'X' in scope
+      """
+    let shims = OnionBrowserDiagnostics.parse(output, links: links, root: "/src").map { error in
+      guard case .unknownSymbol(let file, _, let symbol, let shim, _) = error else { return "" }
+      return "\(file) \(symbol): \(shim)"
+    }
+    #expect(
+      shims == [
+        "/src/OnionBrowser/TorManager.swift DispatchQueue: the app stand-ins (OnionBrowserShims/AppStandIns)",
+        "/src/OnionBrowser/TorManager.swift shared: the IPtProxyUI shim (OnionBrowserShims/IPtProxyUI)",
+        "/src/OnionBrowser/TorManager.swift UIApplication: UIKit/WebKit (no shim: OnionBrowserShims has none)",
+        "/src/OnionBrowser/TorManager.swift Orbot: no shim module named Orbot (OnionBrowserShims/Orbot)",
+      ])
+  }
+
+  /// The tree: 2.X by OnionManager.swift, 3.X by TorManager.swift, each only when it runs
+  /// tor with TorThread; anything else is refused with the reason.
+  @Test func theTorLayerIsFoundByPathAndTorThread() throws {
+    let fixture = try OnionBrowserTree(root: OnionBrowserFixture.root)
+    #expect(fixture.version == .v2)
+    #expect(fixture.torLayer == "OnionBrowser/OnionManager.swift")
+    let temporary = URL(fileURLWithPath: NSTemporaryDirectory()).standardizedFileURL.path
+    #expect(throws: OnionBrowserSourceError.noTorLayer(temporary)) {
+      try OnionBrowserTree(root: temporary)
+    }
+    #expect(throws: OnionBrowserSourceError.noCheckout("/nonexistent/onion")) {
+      try OnionBrowserTree(root: "/nonexistent/onion")
+    }
+  }
+}
+
+/// A short Onion Browser 2.X scenario on the fixture, in the sandbox (about 15 s): the positive
+/// control passes (the URL opened before tor is ready goes to tor's SOCKS port, only Tor on
+/// the wire); the canary, the same run held to an expectation the code cannot meet (3.X's
+/// cancelled load), must come out FAILED.
+@Suite(
+  .serialized, .enabled(if: Privilege.rootSkipReason == nil, "needs root"),
+  .enabled(
+    if: Privilege.skipReason(
+      unless: FileManager.default.isExecutableFile(atPath: failclosedBinary),
+      "needs the built failclosed binary") == nil, "needs the built failclosed binary"))
+struct OnionBrowserSourceLaneTests {
+  static func scenario(name: String, events: [String]) throws -> Scenario {
+    let directory = NSTemporaryDirectory() + "onion-browser-lane-\(UUID().uuidString)"
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let list = events.map { "\"\($0)\"" }.joined(separator: ", ")
+    let text = """
+      {
+        "title": "onion-browser-source on the fixture",
+        "proves": "the lane runs Onion Browser-shaped code against the mock's control port",
+        "duration": 12,
+        "tor": {"personality": "ctor", "bootstrap": "healthy:3"},
+        "app": {
+          "profile": "onion-browser-2",
+          "actions": [
+            {"at": 0, "do": "start"},
+            {"at": 1, "do": "open-url", "url": "onionhttps://example.com/start"}
+          ]
+        },
+        "expect": [
+          {"kind": "no-leak"},
+          {"kind": "traffic-only-to-tor"},
+          {"kind": "events-in-order", "events": [\(list)]}
+        ]
+      }
+      """
+    let path = directory + "/\(name).json"
+    try text.write(toFile: path, atomically: true, encoding: .utf8)
+    return try ScenarioLoader.loadFile(path).get()
+  }
+
+  @Test func aScenarioRunsToItsVerdictOnTheFixture() async throws {
+    let (_, executable) = try OnionBrowserFixture.build()
+    var options = ScenarioRunner.Options(executable: failclosedBinary)
+    options.onionBrowserSourceDriver = executable
+    let runner = ScenarioRunner(options: options)
+    let positive = try Self.scenario(
+      name: "fixture-url-through-tor",
+      events: ["request-pending", "request-sent transport=tor", "ready-changed isReady=true"])
+    let canary = try Self.scenario(
+      name: "fixture-held-to-3x", events: ["request-cancelled", "ready-changed isReady=true"])
+    async let first = runner.run(positive)
+    async let second = runner.run(canary)
+    let (passed, held) = await (first, second)
+
+    let result = ScenarioResult(scenario: positive, outcome: passed)
+    #expect(passed.runError == nil, "\(passed.runError ?? "")")
+    #expect(passed.audit.leaks.isEmpty, "\(passed.audit.leaks)")
+    #expect(result.verdict == .pass, "\(result.judgement.reasons)")
+    #expect(passed.events.contains { $0.name == "tor-command" })
+
+    let caught = ScenarioResult(scenario: canary, outcome: held)
+    #expect(held.runError == nil, "\(held.runError ?? "")")
+    #expect(caught.verdict == .failed, "\(caught.judgement.reasons)")
+  }
+}
+
+/// The pinned commits (baselines/onion-browser-commits.json) build from a clone at
+/// $FAILCLOSED_ONION_BROWSER_REPO; without one (CI has none, and no network) this is skipped,
+/// as docs/onion-browser-source.md says.
+@Suite(
+  .enabled(
+    if: OnionBrowserSourceLocation.pinnedRepository != nil,
+    "needs a clone of OnionBrowser/OnionBrowser at $FAILCLOSED_ONION_BROWSER_REPO"))
+struct OnionBrowserPinnedCommitTests {
+  @Test(arguments: ["2.X", "3.X"])
+  func thePinnedCommitBuildsUnmodified(branch: String) throws {
+    let result = try OnionBrowserSourceLocation.prepare(
+      onionBrowserSource: "pinned:" + branch, progress: { _ in })
+    #expect(FileManager.default.isExecutableFile(atPath: result.executable))
+    #expect(result.version == (branch == "2.X" ? .v2 : .v3))
+  }
+}
