@@ -132,4 +132,46 @@ struct TestnetUpKillTests {
       #expect(!FileManager.default.fileExists(atPath: statePath), "\(statePath) left")
     }
   }
+
+  /// The positive control: an `up` that finishes gives every tor back (no owner left in its
+  /// configuration, so neither tor's 15 s check nor a closed connection ends it) and the
+  /// network runs on after `up` has exited, until `down`, which leaves nothing.
+  @Test func aReadyNetworkOutlivesUpUntilDown() throws {
+    let binary = try #require(Self.binary, "\(Self.missing)")
+    let namespace = try TestnetNamespace("ready")
+    let base = NSTemporaryDirectory() + "fc-testnet-up-\(getpid())-\(UUID().uuidString.prefix(8))"
+    let directory = base + "/net"
+    let statePath = TestnetState.path(forDirectory: directory)
+    try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+    defer {
+      for pid in Self.leftovers(of: directory) { kill(pid, SIGKILL) }
+      namespace.remove()
+      try? FileManager.default.removeItem(atPath: base)
+      try? FileManager.default.removeItem(atPath: statePath)
+    }
+    let up = try Spawner.capture(
+      namespace.exec + [binary, "testnet", "up", "--dir", directory, "--timeout", "120"])
+    try #require(up.status == 0, "up exited \(up.status): \(up.stdout)\(up.stderr)")
+    let state = try TestnetState.load(from: statePath)
+    #expect(state.pids.count == 6)
+    let plan = TestnetPlan.loopback()
+    let owners: [String] = try namespace.perform {
+      try state.pids.sorted { $0.key < $1.key }.map { name, pid in
+        guard let node = plan.nodes.first(where: { $0.name == name }) else { return "\(name)?" }
+        let link = try TorControlLink(node: node, expecting: pid)
+        defer { link.close() }
+        let reply = try link.command("GETCONF __OwningControllerProcess")
+        return "\(name)=\(reply.value(for: "__OwningControllerProcess") ?? "")"
+      }
+    }
+    #expect(owners == state.pids.keys.sorted().map { "\($0)=" }, "owners left: \(owners)")
+    for (name, pid) in state.pids {
+      #expect(TestnetShutdown.isAlive(pid), "\(name) (pid \(pid)) ended with `up`")
+    }
+    let down = try Spawner.capture(
+      namespace.exec + [binary, "testnet", "down", "--dir", directory])
+    #expect(down.status == 0, "down exited \(down.status): \(down.stdout)\(down.stderr)")
+    #expect(Self.leftovers(of: directory).isEmpty)
+    #expect(try namespace.listeners().isEmpty)
+  }
 }
