@@ -9,8 +9,8 @@ public struct TestnetPlan: Sendable, Equatable, Codable {
   public var relays: [TestnetNode] { nodes.filter { $0.role != .bridge } }
   public var bridge: TestnetNode? { nodes.first { $0.role == .bridge } }
 
-  /// Every node on one address with ports from `basePort` upward: the loopback lane, where
-  /// tests and `failclosed testnet up` run without namespaces.
+  /// Every node on one address with ports from `basePort` upward: the loopback of whatever
+  /// namespace runs it (`failclosed testnet up`'s; each test's own, never the host's).
   public static func loopback(
     address: String = "127.0.0.1", basePort: UInt16 = 17000, bridge: Bool = true
   ) -> TestnetPlan {
