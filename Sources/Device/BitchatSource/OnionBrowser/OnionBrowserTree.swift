@@ -2,8 +2,8 @@ import Foundation
 
 /// An Onion Browser checkout as the onion-browser-source lane reads it: the Tor layer on
 /// Tor.framework (2.X: OnionBrowser/OnionManager.swift; 3.X: OnionBrowser/TorManager.swift,
-/// whichever runs tor with TorThread) and the helper of the app it needs, Onion Browser's own
-/// FileManager+Helpers.swift (tor's data directory). URL+Helpers.swift (withFixedScheme) cannot
+/// whichever runs tor with TorThread) and, where the commit has it, the helper of the app it
+/// needs, Onion Browser's own FileManager+Helpers.swift (tor's data directory). URL+Helpers.swift (withFixedScheme) cannot
 /// compile here (`@objc extension NSURL`, l.84): a stand-in has its one member the driver
 /// uses. Found by path, never by hash or line.
 public struct OnionBrowserTree: Sendable, Equatable {
@@ -52,10 +52,9 @@ public struct OnionBrowserTree: Sendable, Equatable {
     } else {
       throw .noTorLayer(root)
     }
-    for helper in Self.helpers where !manager.fileExists(atPath: root + "/" + helper) {
-      throw .missingFile(root + "/" + helper)
-    }
     self.root = root
-    files = [torLayer] + Self.helpers
+    // Optional: older commits keep tor's directory elsewhere; what the Tor layer then lacks
+    // the build names (OnionBrowserDiagnostics).
+    files = [torLayer] + Self.helpers.filter { manager.fileExists(atPath: root + "/" + $0) }
   }
 }
