@@ -75,9 +75,12 @@ public struct TestnetCommand: Command {
     defer { interrupt.disarm() }
     let clock = SystemClock()
     do {
-      try? FileManager.default.removeItem(atPath: directory)
-      try network.prepare()
-      try network.start()
+      // Key tools, the processes and their timed start block: on a thread of their own.
+      try await BlockingIO.run("testnet.up.start") {
+        try? FileManager.default.removeItem(atPath: directory)
+        try network.prepare()
+        try network.start()
+      }
       let consensus = try await network.waitUntilReady(timeout: timeout)
       let ready = clock.now
       let clientTorrc = directory + "/client.torrc"
@@ -88,15 +91,17 @@ public struct TestnetCommand: Command {
         bridgeLine: try network.bridgeLine()?.text, clientTorrc: clientTorrc, readySeconds: ready)
       // The hand-over: the state saved for `down`, then each tor given back (it outlives this
       // process from then on). A signal before it stops everything; after it, nothing.
-      try interrupt.commit {
-        try state.save(to: statePath)
-        do {
-          try network.releaseOwnership()
-        } catch {
-          try? FileManager.default.removeItem(atPath: statePath)
-          throw error
+      try await BlockingIO.run("testnet.up.handover") {
+        try interrupt.commit {
+          try state.save(to: statePath)
+          do {
+            try network.releaseOwnership()
+          } catch {
+            try? FileManager.default.removeItem(atPath: statePath)
+            throw error
+          }
+          network.release()
         }
-        network.release()
       }
       print(
         "testnet: ready in \(String(format: "%.1f", ready)) s, consensus lists "
@@ -111,9 +116,12 @@ public struct TestnetCommand: Command {
       print("client torrc: \(clientTorrc)  (tor -f \(clientTorrc))")
       return ExitCode.pass
     } catch {
-      network.stop()
+      let interrupted = try await BlockingIO.run("testnet.up.stop") {
+        network.stop()
+        return interrupt.interrupted()
+      }
       // A signal's teardown removes the directory and exits (130, 143).
-      if interrupt.interrupted() { await interrupt.park() }
+      if interrupted { await interrupt.park() }
       throw error
     }
   }
