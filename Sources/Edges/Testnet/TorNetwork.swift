@@ -26,6 +26,7 @@ public final class TorNetwork: @unchecked Sendable {
   private var stopped = false
   /// One stop at a time: a second caller returns only once the first has stopped everything.
   private let stopLock = NSLock()
+  private var launchObserver: (@Sendable (_ name: String, _ pid: pid_t, _ torrc: String) -> Void)?
   public private(set) var identities: [TorrcBuilder.AuthorityIdentity] = []
   /// The bridge's relay fingerprint, from the `fingerprint` file it writes when it starts
   /// (it makes its own keys then).
@@ -199,13 +200,23 @@ public final class TorNetwork: @unchecked Sendable {
   private func launch(_ node: TestnetNode) throws {
     let process: TorProcess = try lock.withLock {
       guard !stopped else { throw TestnetError.stopped }
+      let torrc = dataDirectory(node) + "/torrc"
       let process = try TorProcess(
-        name: node.name, arguments: ["tor", "-f", dataDirectory(node) + "/torrc", "--quiet"],
-        prefix: prefix)
+        name: node.name, arguments: ["tor", "-f", torrc, "--quiet"], prefix: prefix)
       processes.append(process)
+      launchObserver?(node.name, process.pid, torrc)
       return process
     }
     ownership?.take(node, pid: process.pid) { process.isRunning }
+  }
+
+  /// Tells `observer` of each tor right after it starts, before the next one starts and
+  /// before a stop can run (under the network's lock): its node's name, PID and torrc
+  /// (`testnet up`'s ``TestnetUpWatcher``). Quick: it must not block.
+  public func observeLaunches(
+    _ observer: @escaping @Sendable (_ name: String, _ pid: pid_t, _ torrc: String) -> Void
+  ) {
+    lock.withLock { launchObserver = observer }
   }
 
   private func checkNotStopped() throws {

@@ -14,7 +14,9 @@ import TorControl
 /// ends. A control port that answers for another process than the tor started here is left
 /// alone (``GETINFO process/pid``): only our own tors are owned. ``release()`` gives both back
 /// on every tor (`SETCONF __OwningControllerProcess=` and `DROPOWNERSHIP`, checked with
-/// `GETCONF`), and throws when one cannot be given back.
+/// `GETCONF`), and throws when one cannot be given back. (`testnet up` also has a watcher
+/// process that stops them at once and removes the directory: ``TestnetUpWatcher``; this is
+/// what remains if that is killed too.)
 public final class TorOwnership: @unchecked Sendable {
   /// One tor to own: its node (name, control address) and PID.
   struct Owned {

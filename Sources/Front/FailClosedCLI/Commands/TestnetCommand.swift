@@ -19,8 +19,9 @@ public struct TestnetCommand: Command {
             exists, then leaves them running and prints the allowlist, the bridge line and a
             client torrc. Until then every tor ends with `up`: SIGINT or SIGTERM stops each
             one started so far (and its obfs4proxy), removes DIR and exits 130 or 143; a
-            killed `up` takes them with it (each names `up` its owning controller: at once
-            through its control port, else within tor's 15 s check). DIR defaults to
+            killed `up` (SIGKILL) takes them with it: a watcher process of its own stops
+            them and removes DIR, and each tor names `up` its owning controller (ends with
+            its control connection, or within tor's 15 s check). DIR defaults to
             /run/failclosed/testnet-UID/net (one network per user); its state goes beside
             it, to DIR.state.json. The authorities' keys are kept for the next run under
             $FAILCLOSED_CACHE (else $XDG_CACHE_HOME/failclosed, else
@@ -73,6 +74,10 @@ public struct TestnetCommand: Command {
     let interrupt = TestnetUpInterrupt(directory: directory, statePath: statePath)
     interrupt.arm(network)
     defer { interrupt.disarm() }
+    // Cleans up if this process dies before it is responsible again (SIGKILL): each tor is
+    // reported to it as it starts.
+    let watcher = try TestnetUpWatcher(directory: directory, statePath: statePath)
+    network.observeLaunches { _, pid, torrc in watcher.started(pid: pid, torrc: torrc) }
     let clock = SystemClock()
     do {
       // Key tools, the processes and their timed start block: on a thread of their own.
@@ -101,6 +106,7 @@ public struct TestnetCommand: Command {
             throw error
           }
           network.release()
+          watcher.done()
         }
       }
       print(
@@ -118,7 +124,10 @@ public struct TestnetCommand: Command {
     } catch {
       let interrupted = try await BlockingIO.run("testnet.up.stop") {
         network.stop()
-        return interrupt.interrupted()
+        let interrupted = interrupt.interrupted()
+        // Stopped here: the directory stays, with the logs (the signal's teardown removes it).
+        if !interrupted { watcher.done() }
+        return interrupted
       }
       // A signal's teardown removes the directory and exits (130, 143).
       if interrupted { await interrupt.park() }

@@ -9,7 +9,8 @@ import Testnet
 /// made) writes the signal's number to a pipe; a thread of its own reads it and tears down on
 /// an ordinary thread. Once the network has been handed over (its state saved, each tor's
 /// ownership given back: ``commit(_:)``), a signal ends `up` and leaves the network to
-/// `testnet down`. SIGKILL cannot be caught: the tors' ownership (``TorOwnership``) ends them.
+/// `testnet down`. SIGKILL cannot be caught: ``TestnetUpWatcher`` cleans up then, and the
+/// tors' ownership (``TorOwnership``) ends them should the watcher be gone too.
 final class TestnetUpInterrupt: @unchecked Sendable {
   let directory: String
   let statePath: String
