@@ -284,6 +284,37 @@ struct OnionBrowserSourceLaneTests {
   }
 }
 
+/// `leak-audit --compare onion-browser-2,onion-browser-source` on the fixture (about 45 s): the
+/// model and the fixture's OnionManager agree item by item on a library scenario, the
+/// control-port commands included (exit 0, report.json without a difference).
+@Suite(
+  .enabled(if: Privilege.rootSkipReason == nil, "needs root"),
+  .enabled(
+    if: Privilege.skipReason(
+      unless: FileManager.default.isExecutableFile(atPath: failclosedBinary),
+      "needs the built failclosed binary") == nil, "needs the built failclosed binary"))
+struct OnionBrowserComparisonTests {
+  @Test func theModelAndTheFixtureCompareTheSame() throws {
+    let report = NSTemporaryDirectory() + "onion-browser-compare-\(UUID().uuidString)"
+    defer { try? FileManager.default.removeItem(atPath: report) }
+    let result = try runFailclosed([
+      "leak-audit",
+      BitchatSourceLocation.packageRoot
+        + "/Scenarios/onion-browser-2-url-loads-while-tor-starts.json",
+      "--compare", "onion-browser-2,onion-browser-source", "--onion-browser-src",
+      OnionBrowserFixture.root, "--report", report,
+    ])
+    #expect(result.status == 0, "\(result.output)")
+    let data = try #require(FileManager.default.contents(atPath: report + "/report.json"))
+    let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    #expect(object["differences"] as? Int == 0, "\(object)")
+    let rows = try #require(object["scenarios"] as? [[String: Any]])
+    let items = rows.first?["items"] as? [[String: Any]] ?? []
+    let commands = items.first { $0["key"] as? String == "commands" }
+    #expect(commands?["status"] as? String == "same", "\(items)")
+  }
+}
+
 /// The pinned commits (baselines/onion-browser-commits.json) build from a clone at
 /// $FAILCLOSED_ONION_BROWSER_REPO; without one (CI has none, and no network) this is skipped,
 /// as docs/onion-browser-source.md says.
