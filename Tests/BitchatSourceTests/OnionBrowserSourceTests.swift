@@ -284,9 +284,12 @@ struct OnionBrowserSourceLaneTests {
   }
 }
 
-/// `leak-audit --compare onion-browser-2,onion-browser-source` on the fixture (about 45 s): the
-/// model and the fixture's OnionManager agree item by item on a library scenario, the
-/// control-port commands included (exit 0, report.json without a difference).
+/// `leak-audit --compare onion-browser-2,onion-browser-source` on the fixture (about 45 s, both
+/// scenarios side by side). Positive control: on onion-browser-2-url-loads-while-tor-starts the
+/// model and the fixture's OnionManager agree item by item, the control-port commands
+/// included. Canary: the fixture has no connection guard, so on
+/// onion-browser-2-stall-cycles-disable-network the comparison must find the difference (no
+/// DisableNetwork cycle, no torConnDifficulties) and fail the run (exit 5).
 @Suite(
   .enabled(if: Privilege.rootSkipReason == nil, "needs root"),
   .enabled(
@@ -294,24 +297,33 @@ struct OnionBrowserSourceLaneTests {
       unless: FileManager.default.isExecutableFile(atPath: failclosedBinary),
       "needs the built failclosed binary") == nil, "needs the built failclosed binary"))
 struct OnionBrowserComparisonTests {
-  @Test func theModelAndTheFixtureCompareTheSame() throws {
+  @Test func theComparisonFindsWhatTheFixtureLacksAndNothingElse() throws {
     let report = NSTemporaryDirectory() + "onion-browser-compare-\(UUID().uuidString)"
     defer { try? FileManager.default.removeItem(atPath: report) }
+    let scenarios = BitchatSourceLocation.packageRoot + "/Scenarios/"
     let result = try runFailclosed([
-      "leak-audit",
-      BitchatSourceLocation.packageRoot
-        + "/Scenarios/onion-browser-2-url-loads-while-tor-starts.json",
+      "leak-audit", scenarios + "onion-browser-2-url-loads-while-tor-starts.json",
+      scenarios + "onion-browser-2-stall-cycles-disable-network.json",
       "--compare", "onion-browser-2,onion-browser-source", "--onion-browser-src",
       OnionBrowserFixture.root, "--report", report,
     ])
-    #expect(result.status == 0, "\(result.output)")
+    #expect(result.status == 5, "\(result.output)")
     let data = try #require(FileManager.default.contents(atPath: report + "/report.json"))
     let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-    #expect(object["differences"] as? Int == 0, "\(object)")
     let rows = try #require(object["scenarios"] as? [[String: Any]])
-    let items = rows.first?["items"] as? [[String: Any]] ?? []
-    let commands = items.first { $0["key"] as? String == "commands" }
-    #expect(commands?["status"] as? String == "same", "\(items)")
+    func items(_ name: String) -> [[String: Any]] {
+      rows.first { $0["scenario"] as? String == name }?["items"] as? [[String: Any]] ?? []
+    }
+    func status(_ name: String, _ key: String) -> String? {
+      items(name).first { $0["key"] as? String == key }?["status"] as? String
+    }
+    let agreeing = "onion-browser-2-url-loads-while-tor-starts"
+    #expect(items(agreeing).allSatisfy { $0["status"] as? String == "same" }, "\(items(agreeing))")
+    #expect(status(agreeing, "commands") == "same")
+    let lacking = "onion-browser-2-stall-cycles-disable-network"
+    #expect(status(lacking, "commands") == "different", "\(items(lacking))")
+    #expect(status(lacking, "verdict") == "different", "\(items(lacking))")
+    #expect(status(lacking, "requests") == "different", "\(items(lacking))")
   }
 }
 
