@@ -204,7 +204,8 @@ public struct LeakAuditCommand: Command {
           return ExitCode.usage
         }
         FailClosedMain.printError(
-          "failclosed leak-audit: skipping the \(system.name) lane: \(unavailable.reason)")
+          "failclosed leak-audit: skipping the \(setup.unavailableLane ?? system.name) lane: "
+            + unavailable.reason)
         // Nothing else was asked for: the skip is the whole outcome, never a failure.
         if setup.scenarios.isEmpty { continue }
       }

@@ -70,10 +70,12 @@ public enum BitchatSourceSystem {
     case .failure(let error):
       let missing: Bool
       if case .noCheckout = error { missing = true } else { missing = false }
-      return TestedSystemSetup(
+      var setup = TestedSystemSetup(
         scenarios: scenarios.filter { !needsDriver($0, substituting: substituting) },
         substituteBitchatSource: substituting,
         unavailable: ("\(error)", endsRun: inputs.bitchatSource != nil || !missing))
+      setup.unavailableLane = entry.name
+      return setup
     }
   }
 

@@ -72,6 +72,9 @@ public struct TestedSystemSetup: Sendable {
   /// Not ready: why, and whether that ends the run (a checkout given or a failed build) or
   /// only leaves out the scenarios that needed it (no checkout anywhere).
   public var unavailable: (reason: String, endsRun: Bool)?
+  /// The lane that is missing, when it is not the system's own: the model's bitchat-source
+  /// files need bitchat's checkout ("skipping the bitchat-source lane").
+  public var unavailableLane: String?
 
   public init(
     scenarios: [Scenario], bitchatSourceDriver: String? = nil,
