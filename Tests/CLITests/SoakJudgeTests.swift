@@ -134,6 +134,11 @@ import Testing
     #expect(
       findings.first?.text == "verdict: a was inconclusive at mock run 4, pass at its first run (2)"
     )
+    // With the judge's words when the run says why.
+    samples[4].why = ["late action", "3 earlier run(s) set aside"]
+    #expect(
+      SoakJudge.findings(samples).first?.text.hasSuffix(
+        "(2): late action; 3 earlier run(s) set aside") == true)
   }
 
   @Test func theTablesShowEachPhaseAndCount() {

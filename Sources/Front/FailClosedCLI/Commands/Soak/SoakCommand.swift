@@ -182,6 +182,7 @@ public struct SoakCommand: Command {
     if let scenario = sample.scenario { line += " " + scenario }
     if let verdict = sample.verdict { line += " " + verdict.uppercased() }
     if let seconds = sample.runSeconds { line += String(format: " %.1f s", seconds) }
+    if let why = sample.why, !why.isEmpty { line += " (" + why.joined(separator: "; ") + ")" }
     line += String(format: ", rss %.1f MiB", Double(sample.rssKiB) / 1024)
     if let reference {
       let off = sample.counts.differences(from: reference).map {

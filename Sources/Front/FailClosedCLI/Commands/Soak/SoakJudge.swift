@@ -153,7 +153,8 @@ enum SoakJudge {
             kind: .verdict, phase: phase, run: sample.run, scenario: scenario,
             text:
               "verdict: \(scenario) was \(verdict) at \(phase.rawValue) run \(sample.run ?? 0), "
-              + "\(earlier.verdict) at its first run (\(earlier.run))"))
+              + "\(earlier.verdict) at its first run (\(earlier.run))"
+              + (sample.why.map { ": " + $0.joined(separator: "; ") } ?? "")))
       }
     }
     return findings

@@ -50,7 +50,8 @@ struct SoakRunner: Sendable {
       let result = await MockLaneBatch.run([scenario], runner: runner, jobs: 1).first
       await state.sample(
         .run, phase: .mock, run: run, scenario: scenario.name,
-        verdict: result?.verdict.rawValue ?? "none", runSeconds: wall.now)
+        verdict: result?.verdict.rawValue ?? "none", why: result.flatMap(Self.why),
+        runSeconds: wall.now)
     }
   }
 
@@ -76,10 +77,11 @@ struct SoakRunner: Sendable {
           let scenario = SoakPlan.scenario(run: run, of: plan.realLibrary)
           let wall = SystemClock()
           let outcome = await runner.runAll([scenario]).first
-          let verdict = outcome.map { ScenarioResult(scenario: scenario, outcome: $0).verdict }
+          let result = outcome.map { ScenarioResult(scenario: scenario, outcome: $0) }
           await state.sample(
             .run, phase: .real, run: run, scenario: scenario.name,
-            verdict: verdict?.rawValue ?? "none", runSeconds: wall.now)
+            verdict: result?.verdict.rawValue ?? "none", why: result.flatMap(Self.why),
+            runSeconds: wall.now)
           // The run's own directory (its tor's data and logs): a soak keeps no evidence of
           // each run, and 100 runs of it would fill a disk.
           _ = try? await BlockingIO.run("soak.clean") {
@@ -116,5 +118,19 @@ struct SoakRunner: Sendable {
       await state.sample(
         .run, phase: .exec, run: run, scenario: name, verdict: verdict, runSeconds: wall.now)
     }
+  }
+
+  /// Why a run did not pass, in the judge's words (its reasons, its failed expectations, the
+  /// runs set aside as late); nil for a pass.
+  static func why(_ result: ScenarioResult) -> [String]? {
+    guard result.verdict != .pass else { return nil }
+    let judgement = result.judgement
+    let failed = judgement.expectations.filter { $0.status != .met }.map {
+      "\($0.expectation.kind) \($0.status.rawValue): \($0.reason)"
+    }
+    let earlier = result.outcome.earlierRuns.count
+    return Array(
+      (judgement.reasons + failed + (earlier > 0 ? ["\(earlier) earlier run(s) set aside"] : []))
+        .prefix(6))
   }
 }

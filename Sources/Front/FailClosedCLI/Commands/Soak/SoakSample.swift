@@ -27,6 +27,8 @@ struct SoakSample: Sendable, Codable, Equatable {
   var run: Int?
   var scenario: String?
   var verdict: String?
+  /// Why the run did not pass (the judge's reasons, failed expectations), when it did not.
+  var why: [String]? = nil
   /// The run's own wall time.
   var runSeconds: Double?
   var counts: ResourceCounts

@@ -54,14 +54,14 @@ final class SoakState: @unchecked Sendable {
   /// After the first run, leaks the canary.
   func sample(
     _ point: SoakSample.Point, phase: SoakPhase? = nil, run: Int? = nil, scenario: String? = nil,
-    verdict: String? = nil, runSeconds: Double? = nil
+    verdict: String? = nil, why: [String]? = nil, runSeconds: Double? = nil
   ) async {
     let sampler = self.sampler
     let started = SystemClock()
     var reading = await Self.read(sampler)
     var sample = SoakSample(
       point: point, phase: phase, run: run, scenario: scenario, verdict: verdict,
-      runSeconds: runSeconds, counts: reading.counts, rssKiB: reading.rssKiB,
+      why: why, runSeconds: runSeconds, counts: reading.counts, rssKiB: reading.rssKiB,
       threads: reading.threads, descriptorKinds: reading.descriptorKinds, capped: reading.capped,
       elapsedSeconds: clock.now)
     let earlier = lock.withLock { samples }
