@@ -327,19 +327,31 @@ struct OnionBrowserComparisonTests {
   }
 }
 
-/// The pinned commits (baselines/onion-browser-commits.json) build from a clone at
-/// $FAILCLOSED_ONION_BROWSER_REPO; without one (CI has none, and no network) this is skipped,
-/// as docs/onion-browser-source.md says.
-@Suite(
-  .enabled(
-    if: OnionBrowserSourceLocation.pinnedRepository != nil,
-    "needs a clone of OnionBrowser/OnionBrowser at $FAILCLOSED_ONION_BROWSER_REPO"))
-struct OnionBrowserPinnedCommitTests {
+/// The pinned commits (baselines/onion-browser-commits.json): one per branch, by full hash,
+/// with the Tor layer and the versions the shims follow; `pinned:BRANCH` resolves to each. Their
+/// build needs a clone of Onion Browser (`failclosed onion-browser-source build
+/// --onion-browser-src pinned:2.X` with $FAILCLOSED_ONION_BROWSER_REPO), which CI has not: it
+/// is run by hand (docs/onion-browser-source.md), never a test that would skip in CI.
+@Suite struct OnionBrowserPinnedCommitTests {
   @Test(arguments: ["2.X", "3.X"])
-  func thePinnedCommitBuildsUnmodified(branch: String) throws {
-    let result = try OnionBrowserSourceLocation.prepare(
-      onionBrowserSource: "pinned:" + branch, progress: { _ in })
-    #expect(FileManager.default.isExecutableFile(atPath: result.executable))
-    #expect(result.version == (branch == "2.X" ? .v2 : .v3))
+  func eachBranchIsPinnedByHashWithItsTorLayer(branch: String) throws {
+    let commit = try OnionBrowserSourceLocation.pinnedCommit(branch)
+    #expect(commit.count == 40 && commit.allSatisfy(\.isHexDigit), "\(commit)")
+    let path = BitchatSourceLocation.packageRoot + "/baselines/onion-browser-commits.json"
+    let data = try #require(FileManager.default.contents(atPath: path))
+    let file = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    let commits = try #require(file["commits"] as? [[String: Any]])
+    let entry = try #require(commits.first { $0["branch"] as? String == branch })
+    #expect(entry["commit"] as? String == commit)
+    let layer = entry["torLayer"] as? String ?? ""
+    #expect(layer.hasPrefix("OnionBrowser/") && layer.hasSuffix(".swift"), "\(layer)")
+    #expect((entry["torFramework"] as? [String: String])?["commit"]?.count == 40)
+  }
+
+  /// Canary: a branch with no pinned commit is an error naming it.
+  @Test func anUnpinnedBranchIsRefused() {
+    #expect(throws: OnionBrowserSourceError.self) {
+      try OnionBrowserSourceLocation.pinnedCommit("1.X")
+    }
   }
 }
