@@ -7,6 +7,9 @@ section from the same file, so regenerating BENCHMARKS.md keeps it). The tables 
     soak_report.py json SOAK.json LABEL PRIVATE MACHINE COMMIT   BENCHMARKS-soak.json
     soak_report.py splice JSON BENCHMARKS.md                    replace the section in place
     soak_report.py section JSON                                 print the section
+
+A "note" in the JSON (a reader's summary of the findings, written by hand) is printed above
+the findings; a new run's JSON has none.
 """
 import json
 import sys
@@ -50,6 +53,8 @@ def section(data):
         out.append(f"Set-up error: {data['setupError']}.\n")
     out.append(data["tables"])
     out.append("")
+    if data.get("note"):
+        out.append(data["note"] + "\n")
     for finding in data["findings"][:20]:
         out.append(f"- {finding}")
     if len(data["findings"]) > 20:
