@@ -203,6 +203,14 @@ class RealTorLaneRun: LaneRun {
   /// The app stops the tor it started (a subclass that starts one stops it here).
   func stopTorSide() {}
 
-  /// The slot and the network are the runner's: they outlive the scenario.
-  func tearDown() {}
+  /// The slot and the network are the runner's: they outlive the scenario, and so would the
+  /// world's side of the scenario's connections (a relay keeps one whose client left behind a
+  /// drop rule, and its keepalive reaches the next scenario's device): they end with it.
+  func tearDown() {
+    do {
+      try sandbox.closeWorldConnections()
+    } catch {
+      FileHandle.standardError.write(Data("failclosed: \(error)\n".utf8))
+    }
+  }
 }
