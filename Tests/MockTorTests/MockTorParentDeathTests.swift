@@ -10,9 +10,6 @@ import Testing
   static let missing = "needs the failclosed binary (swift build)"
   /// The harness's name for itself in a child's environment (docs/architecture.md).
   static let variable = "FAILCLOSED_PARENT_PID"
-  static var available: Bool {
-    Privilege.skipReason(unless: HostileLoadTests.binary != nil, missing) == nil
-  }
 
   /// Gone: no such process, or one that has exited and waits to be reaped (whoever inherits an
   /// orphan reaps it, which a container's init may never do).
@@ -42,7 +39,10 @@ import Testing
   /// Canary: a shell starts the mock as the harness does (its own pid in the variable) and
   /// prints the mock's pid; once the mock listens (the control: alive while its parent is),
   /// the shell is killed with SIGKILL, and the mock ends.
-  @Test(.enabled(if: available, "needs the failclosed binary (swift build)"))
+  @Test(
+    .enabled(
+      if: Privilege.skipReason(unless: HostileLoadTests.binary != nil, missing) == nil,
+      "needs the failclosed binary (swift build)"))
   func aMockWhoseParentIsKilledEnds() throws {
     let binary = try #require(HostileLoadTests.binary)
     let port = try freePort()
@@ -81,7 +81,10 @@ import Testing
   /// Canary: the parent was gone before the mock started watching (the race a pid read at
   /// start would lose): named in the variable, a process already exited and reaped; the mock
   /// ends on its own.
-  @Test(.enabled(if: available, "needs the failclosed binary (swift build)"))
+  @Test(
+    .enabled(
+      if: Privilege.skipReason(unless: HostileLoadTests.binary != nil, missing) == nil,
+      "needs the failclosed binary (swift build)"))
   func aMockWhoseParentDiedBeforeItStartedEnds() throws {
     let binary = try #require(HostileLoadTests.binary)
     let gone = try Spawner.spawn(["/bin/true"], actions: FileActions())
