@@ -20,9 +20,7 @@ public enum BitchatDiagnostics {
   {
     let diagnostics = parse(output, links: links, root: closure.index.root, closure: closure)
     if let first = diagnostics.first { return first }
-    return .buildFailed(
-      output.split(separator: "\n").filter { $0.contains(": error: ") }.prefix(5).joined(
-        separator: "\n"))
+    return .buildFailed(CompilerErrorLines.summary(output))
   }
 
   public static func parse(
@@ -30,32 +28,12 @@ public enum BitchatDiagnostics {
   )
     -> [BitchatSourceError]
   {
-    var errors: [BitchatSourceError] = []
-    var seen = Set<String>()
-    for line in output.split(separator: "\n") {
-      let text = String(line)
-      guard let range = text.range(of: ": error: ") else { continue }
-      let location = text[..<range.lowerBound].split(separator: ":")
-      guard location.count >= 3, let lineNumber = Int(location[location.count - 2]) else {
-        continue
-      }
-      let path = location.dropLast(2).joined(separator: ":")
-      let message = String(text[range.upperBound...])
-      guard let relative = links[path] ?? links[(path as NSString).standardizingPath] else {
-        continue
-      }
-      guard let (symbol, owner) = symbol(in: message) else { continue }
-      let shim = shimModule(for: symbol, owner: owner)
-      let file = root + "/" + relative
-      let origin = closure?.explanation(of: symbol) ?? "no file of the checkout declares it"
-      if seen.insert("\(file):\(lineNumber):\(symbol)").inserted {
-        errors.append(
-          .unknownSymbol(
-            file: file, line: lineNumber, symbol: symbol, shim: shim, diagnostic: message,
-            origin: origin))
-      }
+    CompilerErrorLines.unknownSymbols(in: output, links: links).map { entry in
+      .unknownSymbol(
+        file: root + "/" + entry.relative, line: entry.line, symbol: entry.symbol,
+        shim: shimModule(for: entry.symbol, owner: entry.owner), diagnostic: entry.message,
+        origin: closure?.explanation(of: entry.symbol) ?? "no file of the checkout declares it")
     }
-    return errors
   }
 
   /// The unknown name in a diagnostic, and the type or module it was looked up in, if any.

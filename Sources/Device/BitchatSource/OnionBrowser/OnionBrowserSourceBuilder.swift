@@ -62,37 +62,17 @@ public enum OnionBrowserDiagnostics {
     -> OnionBrowserSourceError
   {
     if let first = parse(output, links: links, root: root).first { return first }
-    return .buildFailed(
-      output.split(separator: "\n").filter { $0.contains(": error: ") }.prefix(5).joined(
-        separator: "\n"))
+    return .buildFailed(CompilerErrorLines.summary(output))
   }
 
   public static func parse(_ output: String, links: [String: String], root: String)
     -> [OnionBrowserSourceError]
   {
-    var errors: [OnionBrowserSourceError] = []
-    var seen = Set<String>()
-    for line in output.split(separator: "\n") {
-      let text = String(line)
-      guard let range = text.range(of: ": error: ") else { continue }
-      let location = text[..<range.lowerBound].split(separator: ":")
-      guard location.count >= 3, let lineNumber = Int(location[location.count - 2]) else {
-        continue
-      }
-      let path = location.dropLast(2).joined(separator: ":")
-      let message = String(text[range.upperBound...])
-      guard let relative = links[path] ?? links[(path as NSString).standardizingPath],
-        let (symbol, owner) = BitchatDiagnostics.symbol(in: message)
-      else { continue }
-      let file = root + "/" + relative
-      if seen.insert("\(file):\(lineNumber):\(symbol)").inserted {
-        errors.append(
-          .unknownSymbol(
-            file: file, line: lineNumber, symbol: symbol, shim: shim(for: symbol, owner: owner),
-            diagnostic: message))
-      }
+    CompilerErrorLines.unknownSymbols(in: output, links: links).map { entry in
+      .unknownSymbol(
+        file: root + "/" + entry.relative, line: entry.line, symbol: entry.symbol,
+        shim: shim(for: entry.symbol, owner: entry.owner), diagnostic: entry.message)
     }
-    return errors
   }
 
   /// The shim that would provide `symbol` (looked up in `owner`, when the compiler says).

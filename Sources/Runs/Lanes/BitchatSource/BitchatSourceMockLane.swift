@@ -26,7 +26,7 @@ public struct BitchatSourceMockLane: Lane {
   }
 }
 
-final class BitchatSourceMockLaneRun: MockLaneRun {
+final class BitchatSourceMockLaneRun: RealTimeAppMockLaneRun {
   let driver: String
   let transport: BitchatSourceTransport
 
@@ -36,16 +36,6 @@ final class BitchatSourceMockLaneRun: MockLaneRun {
     self.driver = driver
     self.transport = transport
     try super.init(scenario, lane: lane)
-  }
-
-  /// bitchat's code reads the wall clock from its own start: time 0 is the app's launch, as
-  /// the app sees it, and the mock keeps its own.
-  override var clockSharing: RunClockSharing { .own }
-
-  /// bitchat's code sleeps on the wall clock: its deadlines drift (``ScenarioOutcome/timerDrift``).
-  override func complete(_ outcome: inout ScenarioOutcome) {
-    super.complete(&outcome)
-    outcome.timerDrift = ScenarioOutcome.realTimeTimerDrift
   }
 
   override func appCommand(actionsFile: String, stateDirectory: String) -> [String] {

@@ -20,20 +20,12 @@ public struct OnionBrowserSourceMockLane: Lane {
   }
 }
 
-final class OnionBrowserSourceMockLaneRun: MockLaneRun {
+final class OnionBrowserSourceMockLaneRun: RealTimeAppMockLaneRun {
   let driver: String
 
   init(_ scenario: Scenario, lane: MockLane, driver: String) throws {
     self.driver = driver
     try super.init(scenario, lane: lane)
-  }
-
-  /// Onion Browser's code reads the wall clock from its own start.
-  override var clockSharing: RunClockSharing { .own }
-
-  override func complete(_ outcome: inout ScenarioOutcome) {
-    super.complete(&outcome)
-    outcome.timerDrift = ScenarioOutcome.realTimeTimerDrift
   }
 
   override func appCommand(actionsFile: String, stateDirectory: String) -> [String] {
