@@ -98,12 +98,16 @@ import Testing
     #expect(!ownership.counts("fc-bbbbbb-dev"))
     // Another program's namespace (a benchmark's, a test's) and the host's own links.
     #expect(!ownership.counts("fcproto-24896") && !ownership.counts("eth0"))
-    // Mounts: all but another's named namespaces.
-    #expect(ownership.countsMount("/") && ownership.countsMount("/run/netns"))
+    // Mounts: the harness's named ones, another live owner's left out; the machine's own and
+    // another program's (a test's tmpfs, /run/netns's bind mount) are not the harness's.
     #expect(ownership.countsMount("/run/netns/fc-aaaaaa-wld"))
+    #expect(ownership.countsMount("/run/netns/fc-dddddd-dev"))
+    #expect(ownership.countsMount("/tmp/fc-aaaaaa-dev/etc"))
     #expect(!ownership.countsMount("/run/netns/fc-bbbbbb-wld"))
+    #expect(!ownership.countsMount("/mnt/fc-bbbbbb-dev"))
     #expect(!ownership.countsMount("/run/netns/fcproto-24896"))
-    #expect(ownership.countsMount("/mnt/fc-bbbbbb-dev"))
+    #expect(!ownership.countsMount("/") && !ownership.countsMount("/run/netns"))
+    #expect(!ownership.countsMount("/tmp/full-disk-test"))
   }
 
   @Test func aRunStartedDuringTheSampleIsForeignToo() {

@@ -17,7 +17,7 @@ enum SoakCount: String, CaseIterable, Sendable, Codable, Comparable {
     case .namespaces: "the harness's network namespaces (/run/netns/fc-*)"
     case .links: "the harness's links on the host (/sys/class/net/fc-*)"
     case .nftTables: "the harness's nftables tables on the host (nft list tables: fc_*)"
-    case .mounts: "mount points (/proc/self/mountinfo; of /run/netns, the harness's)"
+    case .mounts: "the harness's named mount points (/proc/self/mountinfo: its namespaces)"
     case .pidFiles: "pid files (/run/failclosed/fc-*.pid)"
     case .descriptors: "the harness's open descriptors (/proc/self/fd)"
     case .children: "the harness's descendant processes (/proc/*/stat)"
