@@ -46,8 +46,8 @@ struct SoakOwnership: Sendable {
   /// test's tmpfs or /run/netns's own bind mount come and go beside the soak (CI saw the
   /// start's 22 mounts become 21 when a neighbouring test's mount left, a finding in every run).
   func countsMount(_ path: String) -> Bool {
-    path.split(separator: "/").contains { counts(String($0)) }
-      && !path.split(separator: "/").contains { isForeign(String($0)) }
+    let components = path.split(separator: "/").map(String.init)
+    return components.contains(where: counts) && !components.contains(where: isForeign)
   }
 
   static let namespaceDirectory = "/run/netns"
