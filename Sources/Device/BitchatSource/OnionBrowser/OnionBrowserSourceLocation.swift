@@ -81,7 +81,9 @@ public enum OnionBrowserSourceLocation {
       guard process.terminationStatus == 0 else {
         throw OnionBrowserSourceError.export("git archive \(commit) of \(repository): \(text)")
       }
-      FileManager.default.createFile(atPath: target + "/.exported", contents: Data(commit.utf8))
+      guard
+        FileManager.default.createFile(atPath: target + "/.exported", contents: Data(commit.utf8))
+      else { throw OnionBrowserSourceError.export("could not write \(target)/.exported") }
       return target
     } catch let error as OnionBrowserSourceError {
       throw error
