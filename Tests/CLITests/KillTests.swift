@@ -86,12 +86,18 @@ struct HarnessLeftovers {
   }
 
   /// Waits (bounded, 5 s) until the short commands (`ip`, `nft`) a SIGKILLed run had started
-  /// have ended; the device's long-lived processes are the reaper's to kill.
-  static func waitForCommands(inheriting marker: String) {
+  /// have ended; the device's long-lived processes are the reaper's to kill. A child the run
+  /// was spawning when it was killed counts too: between its fork and its exec it still shows
+  /// the run's own command line (`harness`), and it execs its `ip` a moment later; a reaper
+  /// that ran before then missed the namespace that `ip` made (seen: a SIGKILL at 73 ms left
+  /// an `fc-…-wld` with no owner, counted against the run).
+  static func waitForCommands(inheriting marker: String, harness: [String]) {
+    let harnessLine = harness.joined(separator: " ")
     for _ in 0..<250 {
       let commands = processes(inheriting: marker).filter { pid in
-        let name = arguments(pid).split(separator: " ").first.map(String.init) ?? ""
-        return ["ip", "nft"].contains((name as NSString).lastPathComponent)
+        let line = arguments(pid).trimmingCharacters(in: .whitespaces)
+        let name = line.split(separator: " ").first.map(String.init) ?? ""
+        return ["ip", "nft"].contains((name as NSString).lastPathComponent) || line == harnessLine
       }
       if commands.isEmpty { return }
       usleep(20_000)
@@ -152,15 +158,17 @@ struct HarnessLeftovers {
       let outputPath = NSTemporaryDirectory() + "fc-kill-\(getpid())-\(round).out"
       defer { unlink(outputPath) }
       let actions = FileActions()
+      // The harness's stderr is kept for a leftover's account (what its teardown said).
+      let errorPath = outputPath + ".err"
+      defer { unlink(errorPath) }
       actions.open(outputPath, to: 1, flags: O_WRONLY | O_CREAT | O_TRUNC)
-      actions.open("/dev/null", to: 2, flags: O_WRONLY)
+      actions.open(errorPath, to: 2, flags: O_WRONLY | O_CREAT | O_TRUNC)
       let started = DispatchTime.now().uptimeNanoseconds
       let environment =
         ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" }
         + ["FC_KILL_MARKER=\(marker)"]
-      let pid = try Spawner.spawn(
-        [binary, "exec", "--no-tor", "--grace", "0", "--", "sleep", marker], actions: actions,
-        environment: environment)
+      let harness = [binary, "exec", "--no-tor", "--grace", "0", "--", "sleep", marker]
+      let pid = try Spawner.spawn(harness, actions: actions, environment: environment)
       usleep(delay)  // the kill point is the test's input, not an ordering
       kill(pid, signalNumber)
       var raw: Int32 = 0
@@ -180,16 +188,20 @@ struct HarnessLeftovers {
         // The next run comes later: an `ip` the killed run had started finishes first (or it
         // would create a namespace after the reaper looked). Then it reaps before it starts,
         // the same call its set-up makes.
-        HarnessLeftovers.waitForCommands(inheriting: marker)
+        HarnessLeftovers.waitForCommands(inheriting: marker, harness: harness)
         Reaper.reap()
       }
       let left = HarnessLeftovers.left(since: before, by: pid)
       let stray = HarnessLeftovers.processes(marked: "sleep " + marker)
       for pid in stray { kill(pid, SIGKILL) }
       if !left.isEmpty || !stray.isEmpty {
+        let said = FileManager.default.contents(atPath: errorPath).map {
+          String(decoding: $0, as: UTF8.self).suffix(600)
+        }
         leftovers.append(
-          "round \(round) (signal \(signalNumber) at \(delay / 1000) ms): \(left) "
-            + "processes \(stray)")
+          "round \(round) (signal \(signalNumber) at \(delay / 1000) ms, "
+            + "\(byDefault ? "died by signal \(status)" : "exit \(status)")): \(left) "
+            + "processes \(stray); the harness said: \(said ?? "nothing")")
       }
     }
     Reaper.reap()
@@ -264,7 +276,7 @@ struct HarnessLeftovers {
           "round \(round): \(arguments[1]) status \(status)")
       }
       if signalNumber == SIGKILL {
-        HarnessLeftovers.waitForCommands(inheriting: marker)
+        HarnessLeftovers.waitForCommands(inheriting: marker, harness: arguments)
         Reaper.reap()
       }
       let left = HarnessLeftovers.left(since: before, by: pid)
