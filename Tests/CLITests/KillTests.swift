@@ -86,18 +86,12 @@ struct HarnessLeftovers {
   }
 
   /// Waits (bounded, 5 s) until the short commands (`ip`, `nft`) a SIGKILLed run had started
-  /// have ended; the device's long-lived processes are the reaper's to kill. A child the run
-  /// was spawning when it was killed counts too: between its fork and its exec it still shows
-  /// the run's own command line (`harness`), and it execs its `ip` a moment later; a reaper
-  /// that ran before then missed the namespace that `ip` made (seen: a SIGKILL at 73 ms left
-  /// an `fc-…-wld` with no owner, counted against the run).
-  static func waitForCommands(inheriting marker: String, harness: [String]) {
-    let harnessLine = harness.joined(separator: " ")
+  /// have ended; the device's long-lived processes are the reaper's to kill.
+  static func waitForCommands(inheriting marker: String) {
     for _ in 0..<250 {
       let commands = processes(inheriting: marker).filter { pid in
-        let line = arguments(pid).trimmingCharacters(in: .whitespaces)
-        let name = line.split(separator: " ").first.map(String.init) ?? ""
-        return ["ip", "nft"].contains((name as NSString).lastPathComponent) || line == harnessLine
+        let name = arguments(pid).split(separator: " ").first.map(String.init) ?? ""
+        return ["ip", "nft"].contains((name as NSString).lastPathComponent)
       }
       if commands.isEmpty { return }
       usleep(20_000)
@@ -188,7 +182,7 @@ struct HarnessLeftovers {
         // The next run comes later: an `ip` the killed run had started finishes first (or it
         // would create a namespace after the reaper looked). Then it reaps before it starts,
         // the same call its set-up makes.
-        HarnessLeftovers.waitForCommands(inheriting: marker, harness: harness)
+        HarnessLeftovers.waitForCommands(inheriting: marker)
         Reaper.reap()
       }
       let left = HarnessLeftovers.left(since: before, by: pid)
@@ -276,7 +270,7 @@ struct HarnessLeftovers {
           "round \(round): \(arguments[1]) status \(status)")
       }
       if signalNumber == SIGKILL {
-        HarnessLeftovers.waitForCommands(inheriting: marker, harness: arguments)
+        HarnessLeftovers.waitForCommands(inheriting: marker)
         Reaper.reap()
       }
       let left = HarnessLeftovers.left(since: before, by: pid)

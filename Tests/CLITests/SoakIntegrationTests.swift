@@ -63,7 +63,16 @@ import Testing
       #expect(
         run.counts == (run.phase == .real ? network : start),
         "\(run.phase?.rawValue ?? "") run \(run.run ?? 0) \(run.scenario ?? "")")
-      #expect(run.verdict == "pass", "\(run.scenario ?? "")")
+      // One exception, as the whole-library test has it: the naive-port canary's Foundation
+      // URLSession aborts inside FoundationNetworking about once in 20 runs (status 134), which
+      // is inconclusive, never a pass.
+      let why = (run.why ?? []).joined(separator: "; ")
+      if run.scenario == "naive-port-canary", run.verdict == "inconclusive",
+        why.contains("status 134")
+      {
+        continue
+      }
+      #expect(run.verdict == "pass", "\(run.scenario ?? ""): \(why)")
     }
     var afterTeardown = try #require(report.samples.first { $0.point == .tornDown }).counts
     afterTeardown[.cacheEntries] = start[.cacheEntries]

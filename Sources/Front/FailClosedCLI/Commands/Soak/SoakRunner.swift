@@ -129,8 +129,10 @@ struct SoakRunner: Sendable {
       "\($0.expectation.kind) \($0.status.rawValue): \($0.reason)"
     }
     let earlier = result.outcome.earlierRuns.count
+    // The run's error first (an app that aborted says its status only there).
+    let runError = result.outcome.runError.map { ["run error: \($0)"] } ?? []
     return Array(
-      (judgement.reasons + failed + (earlier > 0 ? ["\(earlier) earlier run(s) set aside"] : []))
-        .prefix(6))
+      (runError + judgement.reasons + failed
+        + (earlier > 0 ? ["\(earlier) earlier run(s) set aside"] : [])).prefix(6))
   }
 }
