@@ -101,7 +101,7 @@ public enum AppDriver {
     if let path = options.clockPage {
       clock = try SkippingClock(
         factor: options.timeScale, epoch: options.epoch ?? .now, page: try ClockPage.open(at: path))
-      if !Self.followsSkippingClock(options) { RunClockHold.begin() }
+      if !Self.followsSkippingClock(options) { RunClockHold.beginForTheRun() }
     } else {
       clock = ScaledClock(factor: options.timeScale, epoch: options.epoch ?? .now)
     }
@@ -222,13 +222,30 @@ public enum AppDriver {
   ) async throws {
     let signals = tor.map { tor in TerminationSignals.install { tor.terminateForExit() } }
     defer { signals?.cancel() }
+    // On the event clock the next timed action is pinned before the current one is
+    // performed (after it, when it waits on the clock itself): the time stands at it until it
+    // has been performed, however long the actions before it take to be scheduled.
+    let eventClock = clock as? SkippingClock
+    func pin(_ index: Int) -> SkippingClock.Pin? {
+      guard index < actions.count, let at = actions[index].at else { return nil }
+      return eventClock?.pin(at: origin + at)
+    }
+    var current = pin(0)
+    defer { current.map { eventClock?.unpin($0) } }
     do {
-      for action in actions {
-        if let at = action.at {
+      for (index, action) in actions.enumerated() {
+        if let eventClock, let pinned = current {
+          try await eventClock.sleep(untilNanoseconds: pinned.nanoseconds)
+        } else if let at = action.at {
           let wait = at - (clock.now - origin)
           if wait > 0 { try await clock.sleep(seconds: wait) }
         }
+        let waits: Bool
+        if case .wait = action.kind { waits = true } else { waits = false }
+        let next = waits ? nil : pin(index + 1)
         await perform(action.kind)
+        current.map { eventClock?.unpin($0) }
+        current = waits ? pin(index + 1) : next
       }
     } catch {
       if let tor { try? await BlockingIO.run("app.tor-exit") { tor.terminateForExit() } }

@@ -68,10 +68,19 @@ public final class ClockScheduler: AppScheduler {
     let now = clock.now
     let anchored = firingDeadline.map { $0 + max(0, seconds) }
     let deadline = anchored.flatMap { $0 >= now ? $0 : nil } ?? now + max(0, seconds)
+    // On the event clock the deadline is pinned now: the time stands there until the action
+    // has run, however long the task takes to be scheduled.
+    let eventClock = clock as? SkippingClock
+    let pin = eventClock?.pin(at: deadline)
     let task = Task { @AppActor in
-      let wait = deadline - clock.now
-      if wait > 0 {
-        do { try await clock.sleep(seconds: wait) } catch { return }
+      defer { pin.map { eventClock?.unpin($0) } }
+      if let eventClock, let pin {
+        do { try await eventClock.sleep(untilNanoseconds: pin.nanoseconds) } catch { return }
+      } else {
+        let wait = deadline - clock.now
+        if wait > 0 {
+          do { try await clock.sleep(seconds: wait) } catch { return }
+        }
       }
       guard !timer.isCancelled else { return }
       timer.cancel()
@@ -82,7 +91,10 @@ public final class ClockScheduler: AppScheduler {
       action()
       self.firingDeadline = outer
     }
-    timer.onCancel = { task.cancel() }
+    timer.onCancel = {
+      task.cancel()
+      pin.map { eventClock?.unpin($0) }
+    }
     return timer
   }
 }

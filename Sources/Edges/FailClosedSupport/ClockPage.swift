@@ -1,29 +1,30 @@
 import Foundation
 import Synchronization
 
-/// The shared page of a run's skipping clock (``SkippingClock``): one small file every process
-/// of a mock-lane run maps MAP_SHARED (`--clock-page PATH`), so they all read one skipped
-/// amount, and the runner can see what each of them waits for.
+/// The shared page of a run's event clock (``SkippingClock``): one small file every process
+/// of a mock-lane run maps MAP_SHARED (`--clock-page PATH`), so they all read one time, which
+/// only the runner moves, and the runner can see what each of them waits for.
 ///
 /// Layout (little-endian words, 4,096 bytes):
 ///
 /// | offset | word | meaning |
 /// |---:|---|---|
 /// | 0 | UInt32 | magic `FCCP` |
-/// | 4 | UInt32 | version (1) |
-/// | 8 | UInt64 | virtual nanoseconds skipped so far (only grows) |
-/// | 16 | UInt32 | jumps so far |
+/// | 4 | UInt32 | version (2) |
+/// | 8 | Int64 | the run's time now, virtual nanoseconds (only grows; the runner's alone to move) |
+/// | 16 | UInt32 | advances so far |
 /// | 64 + 64 i | slot i | one process: pid (UInt32, 0 free), kick (UInt32, its waiter's futex word), holds (UInt32), earliest pending deadline (Int64 virtual ns; `Int64.max` none) |
 ///
 /// A hold is a wait the kernel counts in real time (a connect's or a request's timeout): while
-/// any process holds, the runner never jumps, since that wait would not move with the jump.
+/// any process holds, the runner lets time run at the scale (never past a pending deadline),
+/// since that wait moves with real time, not with the run's.
 public final class ClockPage: @unchecked Sendable {
   public static let size = 4096
   public static let magic: UInt32 = 0x5043_4346  // "FCCP" in memory order
-  public static let version: UInt32 = 1
+  public static let version: UInt32 = 2
   public static let slotCount = 16
-  static let skippedOffset = 8
-  static let jumpsOffset = 16
+  static let nowOffset = 8
+  static let advancesOffset = 16
   static let slotsOffset = 64
   static let slotSize = 64
   /// No deadline pending in a slot.
@@ -38,8 +39,15 @@ public final class ClockPage: @unchecked Sendable {
   public let path: String
   private let base: UnsafeMutableRawPointer
 
-  /// Creates the page at `path` (a new file, zeroed, with the magic) and maps it.
-  public static func create(at path: String) throws -> ClockPage {
+  /// Where a new page's time starts: before the run's time 0, which the runner reaches once
+  /// every process of the run has set up.
+  public static let startNanoseconds: Int64 = -1_000_000_000
+
+  /// Creates the page at `path` (a new file, zeroed, with the magic, its time at `start`) and
+  /// maps it.
+  public static func create(at path: String, start: Int64 = startNanoseconds) throws
+    -> ClockPage
+  {
     let fd = Glibc.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
     guard fd >= 0 else { throw SystemError("--clock-page: creating \(path)") }
     defer { close(fd) }
@@ -48,6 +56,7 @@ public final class ClockPage: @unchecked Sendable {
     }
     let page = try ClockPage(path: path, descriptor: fd)
     page.base.storeBytes(of: version, toByteOffset: 4, as: UInt32.self)
+    page.word64(nowOffset).pointee.store(UInt64(bitPattern: start), ordering: .relaxed)
     page.word32(0).pointee.store(magic, ordering: .releasing)
     return page
   }
@@ -86,21 +95,37 @@ public final class ClockPage: @unchecked Sendable {
     (base + offset).assumingMemoryBound(to: Atomic<UInt64>.self)
   }
 
-  // MARK: - The run's skip
+  // MARK: - The run's time
 
-  /// Virtual nanoseconds skipped so far.
-  public var skippedNanoseconds: Int64 {
-    Int64(bitPattern: word64(Self.skippedOffset).pointee.load(ordering: .acquiring))
+  /// The run's time now, virtual nanoseconds.
+  public var nowNanoseconds: Int64 {
+    Int64(bitPattern: word64(Self.nowOffset).pointee.load(ordering: .acquiring))
   }
 
-  public var jumps: Int { Int(word32(Self.jumpsOffset).pointee.load(ordering: .acquiring)) }
+  /// How many times the runner moved the time.
+  public var advances: Int { Int(word32(Self.advancesOffset).pointee.load(ordering: .acquiring)) }
 
-  /// Skips `nanoseconds` of virtual time and wakes every process's waiter (the runner's).
-  public func skip(nanoseconds: Int64) {
-    guard nanoseconds > 0 else { return }
-    word64(Self.skippedOffset).pointee.add(UInt64(nanoseconds), ordering: .sequentiallyConsistent)
-    word32(Self.jumpsOffset).pointee.add(1, ordering: .sequentiallyConsistent)
-    for index in 0..<Self.slotCount where slot(index).pid != 0 { kick(index) }
+  /// Moves the run's time to `target` (never back) and wakes the waiter of every process with
+  /// a deadline due by then. Only the runner calls it.
+  @discardableResult
+  public func advance(to target: Int64) -> Bool {
+    let word = word64(Self.nowOffset)
+    let current = Int64(bitPattern: word.pointee.load(ordering: .acquiring))
+    guard target > current else { return false }
+    word.pointee.store(UInt64(bitPattern: target), ordering: .sequentiallyConsistent)
+    word32(Self.advancesOffset).pointee.add(1, ordering: .sequentiallyConsistent)
+    kickDue()
+    return true
+  }
+
+  /// Wakes the waiter of every process whose earliest deadline is due: after an advance, and
+  /// each turn of the runner (a deadline published just as time moved past it).
+  public func kickDue() {
+    let now = nowNanoseconds
+    for index in 0..<Self.slotCount {
+      let slot = slot(index)
+      if slot.pid != 0, let deadline = slot.deadline, deadline <= now { kick(index) }
+    }
   }
 
   // MARK: - Slots
@@ -144,6 +169,16 @@ public final class ClockPage: @unchecked Sendable {
       }
     }
     throw SystemError("--clock-page: \(path) has no free slot", code: ENOSPC)
+  }
+
+  /// Frees slot `index` (its process has ended: a crashed mock waits for nothing), with its
+  /// deadline and holds. Only the runner calls it.
+  public func releaseSlot(_ index: Int) {
+    let offsets = Self.slotOffsets(index)
+    word64(offsets.deadline).pointee.store(
+      UInt64(bitPattern: Self.noDeadline), ordering: .sequentiallyConsistent)
+    word32(offsets.holds).pointee.store(0, ordering: .sequentiallyConsistent)
+    word32(offsets.pid).pointee.store(0, ordering: .sequentiallyConsistent)
   }
 
   public func publishDeadline(_ deadline: Int64?, slot index: Int) {

@@ -1,17 +1,22 @@
 import Foundation
 import Synchronization
 
-/// A run's clock that jumps idle time: a ``ScaledClock`` (virtual = real since the epoch x
-/// factor) plus the virtual time the runner has skipped, read from the run's ``ClockPage``.
-/// While anything of the run works, time runs at the scale; when the runner sees every process
-/// asleep, nothing on the wire and nothing held, it skips to the earliest deadline any of them
-/// waits for (``ClockPage/skip(nanoseconds:)``), so a 100 s stall costs only the real time the
-/// processes work, and no wake-up late by a few real milliseconds turns into virtual seconds.
+/// A run's event clock: its time is one word of the run's ``ClockPage``, which only the
+/// runner moves. While any process of the run works, time stands still, so no timer fires late
+/// and no action is performed late, however loaded the machine; when the runner sees every
+/// process asleep, nothing on the wire and nothing held, it moves the time to the earliest
+/// deadline any of them waits for (a discrete-event simulation, as tor-rtmock's
+/// `advance_until_stalled` and Shadow run their processes). A wait the kernel times in real
+/// time (a connect's or a request's timeout) holds (``RunClockHold``): while one does, the
+/// runner lets time run at the scale, never past a pending deadline. The wall time a run takes
+/// is its processes' work, not its virtual duration.
 ///
 /// Every sleep registers its deadline with the process's waiter thread (a thread of its own,
 /// never a task of the cooperative pool), which publishes the earliest in the process's slot
-/// and waits on the slot's futex word with a real timeout to it; a jump kicks that word.
+/// and waits on the slot's futex word; the runner kicks that word when the time reaches it.
 public final class SkippingClock: HarnessClock, @unchecked Sendable {
+  /// Virtual seconds per real second while a real-time wait holds (and for those waits'
+  /// kernel timeouts, ``realSeconds(_:)``).
   public let factor: Double
   public let epoch: MonotonicInstant
   public let page: ClockPage
@@ -21,6 +26,18 @@ public final class SkippingClock: HarnessClock, @unchecked Sendable {
   private enum Wake {
     case continuation(CheckedContinuation<Void, any Error>)
     case semaphore(DispatchSemaphore)
+    /// A pin (``pin(atNanoseconds:)``): nothing to wake; it stands until taken back.
+    case pin
+  }
+
+  /// An instant the run's time does not pass until ``unpin(_:)``: a timer or a timed action
+  /// pinned when it is set, so that the time stands at its deadline until it has run, however
+  /// long its task takes to be scheduled (while a process keeps real time, time runs at the
+  /// scale, and the gap between setting a timer and its sleep would otherwise let it pass).
+  public struct Pin: Sendable, Equatable {
+    fileprivate let id: UInt64
+    /// Its instant, virtual nanoseconds.
+    public let nanoseconds: Int64
   }
 
   private struct Entry {
@@ -45,33 +62,13 @@ public final class SkippingClock: HarnessClock, @unchecked Sendable {
     RunClockHold.register(page: page, slot: slot)
   }
 
-  /// The run's virtual nanoseconds at CLOCK_MONOTONIC `monotonic`: real time since the epoch
-  /// times the factor, plus what was skipped.
-  public static func virtualNanoseconds(
-    monotonic: UInt64, epoch: UInt64, factor: Double, skipped: Int64
-  ) -> Int64 {
-    let real =
-      monotonic >= epoch ? Double(monotonic - epoch) : -Double(epoch - monotonic)
-    return Int64((real * factor).rounded(.down)) + skipped
-  }
-
-  /// Real nanoseconds until virtual `deadline`, from virtual `now` (0 when it has passed).
-  public static func realNanoseconds(until deadline: Int64, from now: Int64, factor: Double)
-    -> Int64
-  {
-    deadline <= now ? 0 : Int64((Double(deadline - now) / factor).rounded(.up))
-  }
-
-  public var nowNanoseconds: Int64 {
-    Self.virtualNanoseconds(
-      monotonic: MonotonicInstant.now.nanoseconds, epoch: epoch.nanoseconds, factor: factor,
-      skipped: page.skippedNanoseconds)
-  }
+  /// The run's time: the page's word.
+  public var nowNanoseconds: Int64 { page.nowNanoseconds }
 
   public var now: Double { Double(nowNanoseconds) / 1e9 }
 
-  /// Kernel-counted timeouts (poll, connect) do not move with a jump: their callers hold
-  /// (``RunClockHold``) while they wait, so no jump happens meanwhile.
+  /// Kernel-counted timeouts (poll, connect) move with real time: their callers hold
+  /// (``RunClockHold``) while they wait, so the run's time runs at the scale meanwhile.
   public func realSeconds(_ seconds: Double) -> Double { seconds / factor }
 
   public func sleep(seconds: Double) async throws {
@@ -94,6 +91,36 @@ public final class SkippingClock: HarnessClock, @unchecked Sendable {
     done.wait()
   }
 
+  /// Sleeps until the run's time reaches `deadline` (virtual nanoseconds): a pinned instant's
+  /// own sleep, on exactly the pin's nanosecond.
+  public func sleep(untilNanoseconds deadline: Int64) async throws {
+    let id = takeID()
+    let seconds = nowNanoseconds < deadline ? 1.0 : 0
+    try await QueuedSleep.wait(seconds: seconds, lock: lock) { cont in
+      addLocked(Entry(id: id, deadline: deadline, wake: .continuation(cont)))
+    } dequeue: { [self] in
+      if case .continuation(let cont)? = remove(id) { return cont }
+      return nil
+    }
+  }
+
+  /// Pins `seconds` (virtual, rounded up to the nanosecond): the time stands there until
+  /// ``unpin(_:)``.
+  public func pin(at seconds: Double) -> Pin {
+    let nanoseconds = Int64((min(seconds, 31_536_000) * 1e9).rounded(.up))
+    return lock.withLock {
+      let id = nextIDLocked()
+      addLocked(Entry(id: id, deadline: nanoseconds, wake: .pin))
+      return Pin(id: id, nanoseconds: nanoseconds)
+    }
+  }
+
+  /// Takes a pin back (again: nothing).
+  public func unpin(_ pin: Pin) {
+    guard remove(pin.id) != nil else { return }
+    page.kick(slot)  // the waiter publishes the earliest left
+  }
+
   /// Sleeps until `seconds` of this clock have passed (a deadline that stops jumps) or
   /// `realCap` real seconds, whichever comes first: for a poll that watches a state and also
   /// has a step due on the clock (the mock's bootstrap plan).
@@ -110,6 +137,9 @@ public final class SkippingClock: HarnessClock, @unchecked Sendable {
     }
   }
 
+  /// Real nanoseconds a waiter waits for a kick before it reads the page again.
+  static let backstopNanoseconds: Int64 = 1_000_000_000
+
   /// The scaled arguments, for a child on the same clock (`--clock-page` beside them).
   public var arguments: [String] {
     ScaledClock(factor: factor, epoch: epoch).arguments + ["--clock-page", page.path]
@@ -117,8 +147,11 @@ public final class SkippingClock: HarnessClock, @unchecked Sendable {
 
   // MARK: - Queue
 
+  /// Rounded up, and at least a nanosecond ahead: the time stands still while the sleeper
+  /// runs, so a deadline rounded down onto now would be due at once and its loop (the mock's
+  /// wait for a plan step a nanosecond ahead) would spin without the time ever reaching it.
   private func deadline(after seconds: Double) -> Int64 {
-    nowNanoseconds + Int64(min(seconds, 31_536_000) * 1e9)
+    nowNanoseconds + max(1, Int64((min(seconds, 31_536_000) * 1e9).rounded(.up)))
   }
 
   private func takeID() -> UInt64 { lock.withLock { nextIDLocked() } }
@@ -153,24 +186,28 @@ public final class SkippingClock: HarnessClock, @unchecked Sendable {
   }
 
   /// The waiter: resumes every sleeper whose deadline has passed, publishes the earliest left,
-  /// and waits for it (real time at the scale) or a kick (a jump, an earlier sleeper).
+  /// and waits for a kick (the runner's time reached it, an earlier sleeper). The real-time
+  /// bound only re-reads the page, in case a kick were ever missed: it wakes nobody early.
   private func waitLoop() {
     while true {
       let seen = page.kickValue(slot)
       let (due, wait): ([Wake], Int64?) = lock.withLock {
         let now = nowNanoseconds
-        let due = entries.filter { $0.deadline <= now }.sorted { $0.id < $1.id }.map(\.wake)
-        entries.removeAll { $0.deadline <= now }
+        let isDue = { (entry: Entry) -> Bool in
+          if case .pin = entry.wake { return false }
+          return entry.deadline <= now
+        }
+        let due = entries.filter(isDue).sorted { $0.id < $1.id }.map(\.wake)
+        entries.removeAll(where: isDue)
         published = entries.map(\.deadline).min()
         page.publishDeadline(published, slot: slot)
-        return (
-          due, published.map { Self.realNanoseconds(until: $0, from: now, factor: factor) }
-        )
+        return (due, published.map { _ in Self.backstopNanoseconds })
       }
       for wake in due {
         switch wake {
         case .continuation(let cont): cont.resume()
         case .semaphore(let semaphore): semaphore.signal()
+        case .pin: break
         }
       }
       if !due.isEmpty { continue }
@@ -179,9 +216,10 @@ public final class SkippingClock: HarnessClock, @unchecked Sendable {
   }
 }
 
-/// Holds on the run's skipping clock: a wait the kernel counts in real time (a connect's, a
-/// request's, a poll's timeout) does not move with a jump, so while one is pending the runner
-/// must not jump. Code that cannot see the clock (sockets, sessions) holds through here; with
+/// Holds on the run's event clock: a wait the kernel counts in real time (a connect's, a
+/// request's, a poll's timeout) moves with real time, so while one is pending the runner lets
+/// the run's time run at the scale (never past a pending deadline) instead of standing still
+/// or jumping. Code that cannot see the clock (sockets, sessions) holds through here; with
 /// no skipping clock in the process it does nothing.
 public enum RunClockHold {
   fileprivate struct Registration: @unchecked Sendable {
@@ -203,12 +241,23 @@ public enum RunClockHold {
   /// Whether a skipping clock is in use in this process.
   public static var isActive: Bool { current.withLock { $0 != nil } }
 
-  /// Holds the clock until ``end(_:)`` (a hold for the whole run is never ended).
+  /// Holds the clock until ``end(_:)``.
   @discardableResult
   public static func begin() -> Hold {
     let hold = Hold(registration: current.withLock { $0 })
     hold.registration.map { $0.page.addHold(1, slot: $0.slot) }
     return hold
+  }
+
+  /// What a process that keeps real time for the whole run adds to its slot's holds (its
+  /// loops poll in real time where the clock cannot see them: the control-port backends, the
+  /// mock's ctor personality). While one does, the runner lets time run at the scale even
+  /// while the run works, never past a pending deadline or pin.
+  public static let wholeRun = 0x1_0000
+
+  /// Holds the clock for the rest of the process's run.
+  public static func beginForTheRun() {
+    current.withLock { $0 }.map { $0.page.addHold(wholeRun, slot: $0.slot) }
   }
 
   public static func end(_ hold: Hold) {

@@ -80,8 +80,9 @@ public enum JSONReport {
         (
           "clockSkip",
           .object([
-            ("jumps", .number(Double(skip.jumps.count))),
+            ("jumps", .number(Double(skip.idleJumps))),
             ("skippedSeconds", .number(skip.skippedSeconds)),
+            ("heldSeconds", .number(skip.heldSeconds)),
           ])
         ))
     }

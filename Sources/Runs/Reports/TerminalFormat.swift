@@ -54,16 +54,19 @@ public enum TerminalFormat {
     return lines.joined(separator: "\n")
   }
 
-  /// How much idle time the runs' skipping clocks jumped, when any ran on one: "Clock: 23
-  /// scenarios on a clock that skips idle time: 1,234.5 virtual s skipped in 456 jumps".
+  /// How the runs' event clocks moved, when any ran on one: "Clock: 23 scenarios on the
+  /// event clock (time moves only while every process waits): 1234.5 virtual s jumped in 456
+  /// jumps, 12.5 s at the scale while a real-time wait held".
   public static func clockSkipSentence(_ report: RunReport) -> String? {
     let skips = report.results.compactMap(\.outcome.clockSkip)
     guard !skips.isEmpty else { return nil }
     let seconds = skips.reduce(0) { $0 + $1.skippedSeconds }
-    let jumps = skips.reduce(0) { $0 + $1.jumps.count }
-    return "Clock: \(skips.count) scenario\(skips.count == 1 ? "" : "s") on a clock that skips "
-      + "idle time: \(String(format: "%.1f", seconds)) virtual s skipped in \(jumps) jump"
-      + (jumps == 1 ? "" : "s")
+    let jumps = skips.reduce(0) { $0 + $1.idleJumps }
+    let held = skips.reduce(0) { $0 + $1.heldSeconds }
+    return "Clock: \(skips.count) scenario\(skips.count == 1 ? "" : "s") on the event clock "
+      + "(time moves only while every process waits): \(String(format: "%.1f", seconds)) "
+      + "virtual s jumped in \(jumps) jump\(jumps == 1 ? "" : "s"), "
+      + "\(String(format: "%.1f", held)) s at the scale while a real-time wait held"
   }
 
   /// "14.7 s": seconds for a terminal line.

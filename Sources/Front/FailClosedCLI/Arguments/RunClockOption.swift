@@ -9,26 +9,29 @@ enum RunClockOption {
     help: "the run's time 0 in CLOCK_MONOTONIC nanoseconds; stdin: handed over once set up "
       + "(the scenario runner's)")
 
-  /// `--clock-page PATH`: the run's skipping clock (``SkippingClock``): the page the runner
-  /// made in the run's directory, which every process of the run maps.
+  /// `--clock-page PATH`: the run's event clock (``SkippingClock``): the page the runner made
+  /// in the run's directory, which every process of the run maps.
   static let pageSpec = OptionSpec(
     "clock-page", .single, valueName: "PATH",
-    help: "the run's clock page: a clock that jumps idle time (the scenario runner's)",
+    help:
+      "the run's clock page: the event clock, whose time only the runner moves (the scenario runner's)",
     values: .file)
 
-  /// `--skip-idle` / `--no-skip-idle` (leak-audit, replay): the mock lane's model on a clock
-  /// that jumps idle time, or a plain scaled clock.
+  /// `--skip-idle` / `--no-skip-idle` (leak-audit, replay): the mock lane's model on the event
+  /// clock, or a plain scaled clock.
   static let skipIdleSpecs = [
     OptionSpec(
       "skip-idle", .flag,
       help:
-        "mock lane: the run's clock jumps idle time to the next deadline (default \(skipIdleDefault ? "on" : "off"))"
+        "mock lane: the event clock: time stands still while any process works and jumps idle time to the next deadline, so nothing runs late (default \(skipIdleDefault ? "on" : "off"))"
     ),
-    OptionSpec("no-skip-idle", .flag, help: "mock lane: a plain scaled clock, no jumps"),
+    OptionSpec(
+      "no-skip-idle", .flag,
+      help: "mock lane: a plain scaled clock (a loaded machine can make it late), no jumps"),
   ]
 
-  /// Whether the mock lane skips idle time when neither flag is given.
-  static let skipIdleDefault = false
+  /// Whether the mock lane runs the event clock when neither flag is given.
+  static let skipIdleDefault = true
 
   static func skipIdle(_ arguments: ParsedArguments) throws -> Bool {
     if arguments.has("skip-idle") && arguments.has("no-skip-idle") {

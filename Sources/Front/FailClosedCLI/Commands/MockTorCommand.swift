@@ -155,7 +155,7 @@ public struct MockTorCommand: Command {
           factor: factor, epoch: epoch ?? .now, page: ClockPage.open(at: path))
         // ctor: the control port's bootstrap driver and its streams' waits poll in real time
         // where the clock cannot see them: hold for the whole run (a plain scaled clock).
-        if configuration.personality == .ctor { RunClockHold.begin() }
+        if configuration.personality == .ctor { RunClockHold.beginForTheRun() }
       }
     } else if arguments.value("clock-page") != nil {
       throw UsageError("--clock-page: needs --time-scale")

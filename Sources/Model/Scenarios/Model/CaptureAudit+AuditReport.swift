@@ -5,15 +5,15 @@ extension CaptureAudit {
   /// axis: `virtual = (epochSeconds - runStart) * timeScale`, where `runStart` is the Unix time
   /// (seconds) at which the scenario's virtual clock read 0. Flows become packet counts per
   /// time bucket of `bucket` virtual seconds, by class: "tor" (allowed), "control",
-  /// "link-control", "inbound" and the leak classes. With a skipping clock, `skip`'s jumps
-  /// before a packet are added to its time, so a packet and an app event at the same instant
-  /// still agree.
+  /// "link-control", "inbound" and the leak classes. With an event clock, a packet's time is
+  /// what the clock read when it was sent (`skip`'s moves), so a packet and an app event at the
+  /// same instant still agree.
   public init(
     _ report: AuditReport, runStart: Double, timeScale: Double, skip: ClockSkip? = nil,
     bucket: Double = 1
   ) {
     func virtual(_ epoch: Double) -> Double {
-      max(0, (epoch - runStart) * timeScale + (skip?.skipped(by: epoch) ?? 0))
+      max(0, skip.map { $0.virtualTime(at: epoch) } ?? (epoch - runStart) * timeScale)
     }
     let leaks = report.leaks.map { leak in
       ScenarioLeak(

@@ -35,14 +35,21 @@ enum IdleJudge {
   /// deadline already due (its waiter is about to resume a sleeper), every thread of every
   /// sample asleep (S), the same threads with the same CPU time in every sample, and the same
   /// packet counters. Then the jump goes to the earliest deadline of all, never past one.
+  ///
+  /// With `allowHolds` (the runner lets time run at the scale while a process holds and the
+  /// rest waits), a hold is not work, and with no deadline at all the answer is a jump to
+  /// `Int64.max` (the caller caps it).
   static func decide(
-    slots: [ClockPage.Slot], pipelineNext: Int64?, now: Int64, samples: [ActivitySample]
+    slots: [ClockPage.Slot], pipelineNext: Int64?, now: Int64, samples: [ActivitySample],
+    allowHolds: Bool = false
   ) -> JumpDecision {
-    if let holding = slots.first(where: { $0.holds > 0 }) {
+    if !allowHolds, let holding = slots.first(where: { $0.holds > 0 }) {
       return .busy("process \(holding.pid) holds \(holding.holds) real-time wait(s)")
     }
     let deadlines = slots.compactMap(\.deadline) + [pipelineNext].compactMap { $0 }
-    guard let target = deadlines.min() else { return .nothingPending }
+    guard let target = deadlines.min() ?? (allowHolds ? Int64.max : nil) else {
+      return .nothingPending
+    }
     if target <= now { return .busy("a deadline is due") }
     guard samples.count >= 2, let first = samples.first else {
       return .busy("fewer than two samples")

@@ -2,10 +2,14 @@ import FailClosedSupport
 import Foundation
 import Scenarios
 
-/// The pipeline's side of the skipping clock: each turn of its wait for the app, it reads the
-/// page's slots, samples the processes that hold them (`/proc`: threads, CPU time, the device's
-/// packet counters) a few times over about 2 ms, asks ``IdleJudge``, and on "idle" skips the
-/// page to the earliest deadline. Every jump is logged.
+/// The pipeline's side of the event clock (``SkippingClock``), the only code that moves the
+/// run's time. Each turn of its wait for the app: while a process holds (a wait the kernel
+/// times in real time), time runs at the scale for the real time since the last turn; else it
+/// reads the page's slots, samples the processes that hold them (`/proc`: threads, CPU time,
+/// the device's packet counters) a few times over about 1 ms, asks ``IdleJudge``, and on
+/// "idle" moves the time to the earliest deadline. Either way time never passes a pending
+/// deadline, so a timer is never late; while anything works and nothing holds, it stands
+/// still. Every move is logged.
 final class IdleSkipper {
   let page: ClockPage
   let factor: Double
@@ -21,81 +25,147 @@ final class IdleSkipper {
   /// at once, so work in flight shows as a thread not asleep or CPU time that moved.
   static let sampleGap = 0.0004
   static let samples = 3
-  /// Real seconds between turns of the pipeline's wait while it skips (10 ms without): 1 ms
-  /// while jumps come (the work between two of bitchat's polls takes a few turns), then
-  /// doubling up to 8 ms once eight turns in a row have not jumped, so a run that is busy or
-  /// holds costs the machine little (six runs side by side share two cores).
+  /// Real seconds between turns of the pipeline's wait: 1 ms while the time moves (the work
+  /// between two of bitchat's polls takes a few turns), then doubling up to 8 ms once eight
+  /// turns in a row have not moved it, so a run that is busy or holds costs the machine little
+  /// (six runs side by side share two cores).
   static let pollGaps = (first: 0.001, last: 0.008)
   private var turnsWithoutJump = 0
+  /// The harness's own threads' namespaces, kept from decision to decision (reading them is
+  /// most of a sample's cost: the harness runs six runs' worth of threads).
+  private var threadNamespaces = ThreadNamespaceCache()
+  /// The real instant of the last turn.
+  private var lastTurn: MonotonicInstant?
+  /// The real instant of the last turn that found the run idle with a hold: a held wait's
+  /// share of real time is counted from it.
+  private var lastIdleHeldTurn: MonotonicInstant?
   var pollGap: Double {
     let doublings = max(0, turnsWithoutJump - 7)
     return min(Self.pollGaps.first * Double(1 << min(doublings, 4)), Self.pollGaps.last)
   }
 
+  /// Virtual nanoseconds the time never passes: past the scenario's end only the mock's
+  /// far-off waits are left (its plan's next step an hour ahead), and the app is ending.
+  let horizon: Int64
+
   init(
-    page: ClockPage, factor: Double, epoch: MonotonicInstant, harnessNamespaces: Set<UInt64> = []
+    page: ClockPage, factor: Double, epoch: MonotonicInstant, harnessNamespaces: Set<UInt64> = [],
+    horizon: Double = 31_536_000
   ) {
+    self.horizon = Int64(horizon * 1e9)
     self.page = page
     self.factor = factor
     self.epoch = epoch
     self.harnessNamespaces = harnessNamespaces
   }
 
-  var nowNanoseconds: Int64 {
-    SkippingClock.virtualNanoseconds(
-      monotonic: MonotonicInstant.now.nanoseconds, epoch: epoch.nanoseconds, factor: factor,
-      skipped: page.skippedNanoseconds)
-  }
+  var nowNanoseconds: Int64 { page.nowNanoseconds }
 
   var now: Double { Double(nowNanoseconds) / 1e9 }
 
-  /// Jumps when the run is idle; `pipelineNext` is the pipeline's next change (virtual s).
+  /// Moves the time when the run is idle or holds; `pipelineNext` is the pipeline's next
+  /// change (virtual s).
   @discardableResult
   func tryJump(pipelineNext: Double?) -> JumpDecision {
     let decision = decide(pipelineNext: pipelineNext)
+    if ProcessInfo.processInfo.environment["FC_CLOCK_DEBUG"] != nil {
+      FileHandle.standardError.write(
+        "clock \(page.path.split(separator: "/").suffix(2).first ?? "") \(now) \(decision) \(page.slots) next \(String(describing: pipelineNext))\n".data(using: .utf8)!)
+    }
     if case .jump = decision { turnsWithoutJump = 0 } else { turnsWithoutJump += 1 }
     return decision
   }
 
   private func decide(pipelineNext: Double?) -> JumpDecision {
     let next = pipelineNext.map { Int64(($0 * 1e9).rounded(.up)) }
-    // Cheap first: no sampling while a process holds or nothing waits.
+    // A process that has ended (a crashed mock, a zombie until reaped) waits for nothing.
+    for index in 0..<ClockPage.slotCount {
+      let pid = page.slot(index).pid
+      if pid != 0, !RunActivityProbe.isAlive(pid) { page.releaseSlot(index) }
+    }
+    // A deadline published just as the time passed it: its waiter is woken, never left.
+    page.kickDue()
+    let turn = MonotonicInstant.now
+    let sinceLastTurn = lastTurn.map { turn.seconds(since: $0) } ?? 0
+    lastTurn = turn
+    // A process that keeps real time for the whole run: its waits are real, so the time runs
+    // at the scale whether or not the run works (pins and deadlines still stop it).
+    if page.slots.contains(where: { $0.holds >= RunClockHold.wholeRun }) {
+      lastIdleHeldTurn = nil
+      let deadlines = page.slots.compactMap(\.deadline) + [next].compactMap { $0 }
+      return flow(realSeconds: sinceLastTurn, earliest: deadlines.min() ?? .max)
+    }
+    let holding = page.slots.contains { $0.holds > 0 }
+    // The real time since the last turn that found the run idle with a hold: what the held
+    // wait took while nothing of the run worked.
+    let idleHeldFor = holding ? lastIdleHeldTurn.map { turn.seconds(since: $0) } : nil
+    lastIdleHeldTurn = nil
+    let decision = idleDecision(pipelineNext: next, holding: holding)
+    guard case .jump(let target) = decision else { return decision }
+    if holding {
+      lastIdleHeldTurn = turn
+      return flow(realSeconds: idleHeldFor ?? 0, earliest: target)
+    }
+    guard target <= horizon else { return .nothingPending }
+    return move(to: target, held: false) ? decision : .busy("a deadline is due")
+  }
+
+  /// Whether the run is idle (every thread asleep, nothing on the wire, no deadline due), and
+  /// the earliest deadline; with `holding`, its waits in real time do not count as work.
+  private func idleDecision(pipelineNext next: Int64?, holding: Bool) -> JumpDecision {
+    // Cheap first: no sampling while nothing waits.
     let quick = IdleJudge.decide(
       slots: page.slots, pipelineNext: next, now: nowNanoseconds,
-      samples: [ActivitySample(threads: [:], packets: 0), ActivitySample(threads: [:], packets: 0)])
+      samples: [ActivitySample(threads: [:], packets: 0), ActivitySample(threads: [:], packets: 0)],
+      allowHolds: holding)
     guard case .jump = quick else { return quick }
     // Each sample is judged against the one before as it comes: the first sign of work ends
     // the decision (most turns are busy, and reading /proc is most of a turn's cost).
     var samples: [ActivitySample] = []
-    var namespaceOf: [Int32: UInt64?] = [:]
+    threadNamespaces.beginDecision()
     for index in 0..<Self.samples {
       if index > 0 { SystemClock().sleepBlocking(seconds: Self.sampleGap) }
       guard
         let sample = RunActivityProbe.sample(
           pids: page.slots.map(\.pid), harnessNamespaces: harnessNamespaces,
-          namespaceOf: &namespaceOf)
+          namespaceOf: &threadNamespaces)
       else {
         return .busy("a process could not be read")
       }
       let sofar = IdleJudge.decide(
         slots: page.slots, pipelineNext: next, now: nowNanoseconds,
-        samples: [samples.last ?? sample, sample])
+        samples: [samples.last ?? sample, sample], allowHolds: holding)
       guard case .jump = sofar else { return sofar }
       samples.append(sample)
     }
     // The slots as they are now (a deadline published while sampling counts).
-    let before = nowNanoseconds
-    let decision = IdleJudge.decide(
-      slots: page.slots, pipelineNext: next, now: before, samples: samples)
-    guard case .jump(let target) = decision else { return decision }
+    return IdleJudge.decide(
+      slots: page.slots, pipelineNext: next, now: nowNanoseconds, samples: samples,
+      allowHolds: holding)
+  }
+
+  /// While a process holds and nothing else works (or a process keeps real time for the whole
+  /// run): that real time at the scale, never past the earliest pending deadline (whose process then runs before the time
+  /// goes on) nor the horizon.
+  private func flow(realSeconds: Double, earliest: Int64) -> JumpDecision {
     let now = nowNanoseconds
-    guard target > now else { return .busy("a deadline is due") }
-    page.skip(nanoseconds: target - now)
+    let target = min(now + Int64(max(0, realSeconds) * factor * 1e9), earliest, horizon)
+    guard target > now else { return .busy("a process holds; the time runs from the next turn") }
+    _ = move(to: target, held: true)
+    return .busy("a process holds: the time runs at the scale while the run waits")
+  }
+
+  /// Moves the page's time to `target` and logs it; false when it had already passed.
+  private func move(to target: Int64, held: Bool) -> Bool {
+    let before = nowNanoseconds
+    guard target > before else { return false }
+    let unixTime = MonotonicInstant.now.unixTime
+    guard page.advance(to: target) else { return false }
     jumps.append(
       ClockSkip.Jump(
-        unixTime: MonotonicInstant.now.unixTime, before: Double(now) / 1e9,
-        after: Double(target) / 1e9))
-    return decision
+        unixTime: unixTime, before: Double(before) / 1e9, after: Double(target) / 1e9,
+        held: held))
+    return true
   }
 }
 
@@ -104,11 +174,10 @@ final class IdleSkipper {
 enum RunActivityProbe {
   /// One sample of `pids`' threads, this process's threads in `harnessNamespaces` and the
   /// device's packet counters; nil when a process is gone or unreadable (never idle then).
-  /// `namespaceOf` keeps each of this process's threads' namespace for the samples of one
-  /// decision.
+  /// `namespaceOf` keeps each of this process's threads' namespace.
   static func sample(
     pids: [Int32], harnessNamespaces: Set<UInt64> = [],
-    namespaceOf: inout [Int32: UInt64?]
+    namespaceOf: inout ThreadNamespaceCache
   ) -> ActivitySample? {
     guard let first = pids.first else { return nil }
     var threads: [Int32: ActivitySample.Thread] = [:]
@@ -117,8 +186,10 @@ enum RunActivityProbe {
       guard let tasks = directoryEntries("/proc/\(pid)/task") else { return nil }
       for task in tasks {
         if pid == own, let tid = Int32(task) {
-          if namespaceOf[tid] == nil { namespaceOf[tid] = networkNamespace(pid: own, tid: tid) }
-          guard let inode = namespaceOf[tid] ?? nil, harnessNamespaces.contains(inode) else {
+          let inode = namespaceOf.namespace(of: tid, final: harnessNamespaces) {
+            networkNamespace(pid: own, tid: tid)
+          }
+          guard let inode, harnessNamespaces.contains(inode) else {
             continue
           }
         }
@@ -139,6 +210,14 @@ enum RunActivityProbe {
     }
     guard let dev = readSmall("/proc/\(first)/net/dev", limit: 16384) else { return nil }
     return ActivitySample(threads: threads, packets: packetCount(dev))
+  }
+
+  /// Whether process `pid` still runs: it exists and is not a zombie.
+  static func isAlive(_ pid: Int32) -> Bool {
+    guard let stat = readSmall("/proc/\(pid)/stat"), let state = threadState(stat) else {
+      return false
+    }
+    return state != "Z" && state != "X"
   }
 
   /// The network namespace (inode) a thread is in; nil when unreadable (it has ended).
@@ -202,5 +281,39 @@ enum RunActivityProbe {
       total += count
     }
     return String(decoding: buffer[..<total], as: UTF8.self)
+  }
+}
+
+/// The harness's threads' network namespaces, read once: a thread seen in one of the run's
+/// namespaces stays there (the harness enters a namespace on a fresh thread and never leaves
+/// it); one seen elsewhere in two decisions in a row is settled too (a fresh thread enters
+/// its namespace at once, so the first reading may come just before it does).
+struct ThreadNamespaceCache {
+  private var settled: [Int32: UInt64?] = [:]
+  private var seenOnce: [Int32: Int] = [:]
+  private var decision = 0
+  /// Read in this decision, not settled yet.
+  private var fresh: [Int32: UInt64?] = [:]
+
+  mutating func beginDecision() {
+    decision += 1
+    fresh = [:]
+    if settled.count > 4096 { settled = [:] }
+    if seenOnce.count > 4096 { seenOnce = [:] }
+  }
+
+  mutating func namespace(of tid: Int32, final: Set<UInt64>, read: () -> UInt64?) -> UInt64? {
+    if let known = settled[tid] { return known }
+    if let known = fresh[tid] { return known }
+    let inode = read()
+    if let inode, final.contains(inode) {
+      settled[tid] = inode
+    } else if let first = seenOnce[tid], first < decision {
+      settled[tid] = inode
+    } else {
+      seenOnce[tid] = seenOnce[tid] ?? decision
+      fresh[tid] = inode
+    }
+    return inode
   }
 }

@@ -10,8 +10,9 @@ import SystemUnderTest
 /// scenario's actions, the timed changes (censor, Tor side), a grace period closed by the
 /// capture's end marker, the audit, and the app's events, gathered into a ``ScenarioOutcome``
 /// for the judge. The Tor side, the app and the pipeline's own timeline (censor changes,
-/// crashes, the capture's axis) run on one clock: an epoch the pipeline makes and a scale (with
-/// ``Options/skipIdle`` on the mock lane, plus the idle time it jumped: ``IdleSkipper``). On
+/// crashes, the capture's axis) run on one clock: an epoch the pipeline makes and a scale, or
+/// with ``Options/skipIdle`` on the mock lane the event clock, whose time only the pipeline
+/// moves (``IdleSkipper``). On
 /// the mock lane the epoch is fixed once both processes have set up and handed over on their
 /// standard input (``EpochHandOver``); other lanes get it on the command line, a fixed lead
 /// ahead.
@@ -32,8 +33,9 @@ public enum LanePipeline {
     /// it started past time 0 makes the run inconclusive. 0.25 s: at 0.1 s one app of six
     /// side by side at load 38 built its objects 17 ms past time 0 (lead 0.133 s).
     public var handOverLead: Double
-    /// A run's clock that jumps idle time (``SkippingClock``, ``IdleSkipper``) on a lane that
-    /// can take it (the mock lane's model); other lanes keep a plain scaled clock.
+    /// The event clock (``SkippingClock``, ``IdleSkipper``: time stands still while anything
+    /// works and jumps idle time) on a lane that can take it (the mock lane's model); other
+    /// lanes keep a plain scaled clock.
     public var skipIdle: Bool
 
     public init(
@@ -120,7 +122,8 @@ public enum LanePipeline {
     let skipper = try page.map {
       IdleSkipper(
         page: $0, factor: run.timeScale, epoch: clock.epoch,
-        harnessNamespaces: [try sandbox.world.inode(), try sandbox.censor.inode()])
+        harnessNamespaces: [try sandbox.world.inode(), try sandbox.censor.inode()],
+        horizon: scenario.duration + Self.clockHorizonMargin)
     }
 
     // Timed changes on the Tor side and in the censor, in virtual time order.
@@ -155,9 +158,9 @@ public enum LanePipeline {
       }
       appStatus = Spawner.poll(app.pid)
       guard appStatus == nil else { break }
-      // No jump before the run's time 0, nor before both processes have finished setting up:
-      // the lead before time 0 is their set-up margin, not idle time.
-      if let skipper, virtualNow >= 0, handOver?.allStarted ?? false {
+      // The event clock moves only once both processes have finished setting up: its first
+      // move is to time 0 (the page starts before it), so nothing of the run starts late.
+      if let skipper, handOver?.allStarted ?? false {
         // After a jump the loop turns at once: a change due at the new time applies first.
         if case .jump = skipper.tryJump(pipelineNext: changes.first?.time) { continue }
         wallClock.sleepBlocking(seconds: skipper.pollGap)
@@ -180,7 +183,8 @@ public enum LanePipeline {
     }
     handOver?.collect()
     var lateStart = false
-    if runError == nil, let late = handOver?.lateStarts.first {
+    // On the event clock a late set-up cannot make anything late: time 0 waits for it.
+    if runError == nil, skipper == nil, let late = handOver?.lateStarts.first {
       lateStart = true
       runError =
         "\(late.name) finished setting up \(String(format: "%.3f", late.seconds)) s after the "
@@ -223,6 +227,9 @@ public enum LanePipeline {
     return outcome
   }
 
+  /// Virtual seconds past the scenario's duration that the event clock may still move: the
+  /// app ends at its duration; a little more lets its last steps run.
+  static let clockHorizonMargin = 5.0
   /// Real seconds the Tor side and the app have to say ready (a start slowed by load).
   static let readyTimeout = 30.0
   /// Real seconds the capture has to read the end marker.
