@@ -6,8 +6,8 @@ import Testing
 @testable import Lanes
 @testable import Scenarios
 
-/// The skipping clock's decision from samples (``IdleJudge``), the `/proc` parsing behind the
-/// samples, and the mapping of capture times through the jumps.
+/// The event clock's decision from samples (``IdleJudge``), the `/proc` parsing behind the
+/// samples, and the mapping of capture times through the clock's moves.
 @Suite struct IdleJudgeTests {
   typealias Thread = ActivitySample.Thread
 
@@ -96,28 +96,64 @@ import Testing
     #expect(RunActivityProbe.packetCount(dev) == 27)
   }
 
-  /// A packet captured after a jump lands on the run's axis with the jump added, so it and an
-  /// app event at the same instant agree; one before the jump does not move.
-  @Test func captureTimesMapThroughTheJumps() throws {
+  /// A hold is work unless the runner lets time run at the scale for it (``allowHolds``):
+  /// then an idle run with a hold goes on to its earliest deadline, or anywhere (the caller
+  /// caps it) when nothing waits on the clock; a sign of work still stops it.
+  @Test func aHoldIsNotWorkWhenTheRunnerRunsTheTimeForIt() {
+    let held = Self.slots + [ClockPage.Slot(pid: 30, holds: 1, deadline: nil)]
+    let samples = [Self.asleep, Self.asleep]
+    #expect(
+      IdleJudge.decide(slots: held, pipelineNext: nil, now: 1_000, samples: samples)
+        == .busy("process 30 holds 1 real-time wait(s)"))
+    #expect(
+      IdleJudge.decide(
+        slots: held, pipelineNext: nil, now: 1_000, samples: samples, allowHolds: true)
+        == .jump(to: 5_000))
+    #expect(
+      IdleJudge.decide(
+        slots: [ClockPage.Slot(pid: 30, holds: 1, deadline: nil)], pipelineNext: nil, now: 1_000,
+        samples: samples, allowHolds: true) == .jump(to: Int64.max))
+    var running = Self.asleep
+    running.threads[11] = Thread(state: "R", runNanoseconds: 9)
+    guard
+      case .busy = IdleJudge.decide(
+        slots: held, pipelineNext: nil, now: 1_000, samples: [Self.asleep, running],
+        allowHolds: true)
+    else {
+      Issue.record("a running thread let a held run's time go on")
+      return
+    }
+  }
+
+  /// On the event clock a packet's time is what the clock read when it was sent: the time
+  /// stands between moves, so a packet between two moves has the first move's time, one
+  /// before any move the time the page started at (before 0, shown as 0), and the reports
+  /// count jumps over idle time apart from the time run at the scale while a wait held.
+  @Test func captureTimesAreWhatTheEventClockReadThen() throws {
     let skip = ClockSkip(jumps: [
-      ClockSkip.Jump(unixTime: 1_000.1, before: 2.5, after: 10),
-      ClockSkip.Jump(unixTime: 1_000.2, before: 12.5, after: 20),
+      ClockSkip.Jump(unixTime: 1_000.1, before: -1, after: 10),
+      ClockSkip.Jump(unixTime: 1_000.2, before: 10, after: 12.5, held: true),
+      ClockSkip.Jump(unixTime: 1_000.3, before: 12.5, after: 20),
     ])
-    #expect(skip.skippedSeconds == 15)
-    #expect(skip.skipped(by: 1_000.05) == 0)
-    #expect(skip.skipped(by: 1_000.15) == 7.5)
-    #expect(skip.skipped(by: 1_001) == 15)
-    // runStart 1,000, scale 25: 0.15 s real is 3.75 s scaled, plus 7.5 s skipped.
+    #expect(skip.skippedSeconds == 18.5)
+    #expect(skip.heldSeconds == 2.5)
+    #expect(skip.idleJumps == 2)
+    #expect(skip.virtualTime(at: 1_000.05) == -1)
+    #expect(skip.virtualTime(at: 1_000.1) == 10)
+    #expect(skip.virtualTime(at: 1_000.15) == 10)
+    #expect(skip.virtualTime(at: 1_000.25) == 12.5)
+    #expect(skip.virtualTime(at: 1_001) == 20)
     let leak = try JSONDecoder().decode(
       LeakRecord.self,
       from: Data(
         (#"{"class":"dns","protocol":"udp","destination":"10.66.1.1:53","sources":[],"names":[],"#
-          + #""firstTime":1000.15,"firstOffset":0,"lastTime":1000.15,"packets":1,"#
+          + #""firstTime":1000.25,"firstOffset":0,"lastTime":1000.25,"packets":1,"#
           + #""bytes":60,"replyPackets":0}"#).utf8))
     let report = AuditReport(verdict: .leak, reasons: [], leaks: [leak])
+    // The plain scaled clock: runStart 1,000, scale 25: 0.25 s real is 6.25 s.
     let plain = CaptureAudit(report, runStart: 1_000, timeScale: 25)
-    let skipped = CaptureAudit(report, runStart: 1_000, timeScale: 25, skip: skip)
-    #expect(abs((plain.leaks.first?.firstTime ?? 0) - 3.75) < 1e-6)
-    #expect(abs((skipped.leaks.first?.firstTime ?? 0) - 11.25) < 1e-6)
+    let onEventClock = CaptureAudit(report, runStart: 1_000, timeScale: 25, skip: skip)
+    #expect(abs((plain.leaks.first?.firstTime ?? 0) - 6.25) < 1e-6)
+    #expect(onEventClock.leaks.first?.firstTime == 12.5)
   }
 }

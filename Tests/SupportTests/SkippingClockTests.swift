@@ -1,10 +1,11 @@
 import FailClosedSupport
 import Foundation
+import Synchronization
 import Testing
 
-/// The skipping clock's page and arithmetic, and two mappings of one page (as two processes of
-/// a run map it): one sees the other's skip, and a sleeper on one wakes at a jump made on the
-/// other, long before the real time it would otherwise take.
+/// The event clock's page, and two mappings of one page (as two processes of a run map it): the
+/// time only the runner moves is the other's time, it stands still in real time, and a sleeper
+/// on one wakes when the other moves the time to its deadline, never before.
 @Suite(.serialized) struct SkippingClockTests {
   static func temporaryPagePath() -> String {
     NSTemporaryDirectory() + "failclosed-clock-page-" + UUID().uuidString
@@ -27,14 +28,16 @@ import Testing
     let bytes = try #require(FileManager.default.contents(atPath: path))
     #expect(bytes.count == ClockPage.size)
     #expect(Array(bytes.prefix(4)) == Array("FCCP".utf8))
-    #expect(bytes[4] == 1 && bytes[5] == 0)
+    #expect(bytes[4] == 2 && bytes[5] == 0)
+    // A new page's time starts before the run's time 0.
+    #expect(page.nowNanoseconds == ClockPage.startNanoseconds)
     #expect(ClockPage.slotOffsets(0) == (64, 68, 72, 80))
     #expect(ClockPage.slotOffsets(3) == (256, 260, 264, 272))
     #expect(ClockPage.slotOffsets(ClockPage.slotCount - 1).deadline + 8 <= ClockPage.size)
     let slot = try page.claimSlot(pid: 4242)
     page.publishDeadline(0x0102_0304_0506_0708, slot: slot)
     page.addHold(1, slot: slot)
-    page.skip(nanoseconds: 7)
+    #expect(page.advance(to: 7))
     let after = try #require(FileManager.default.contents(atPath: path))
     let base = ClockPage.slotOffsets(slot)
     #expect(Array(after[base.pid..<base.pid + 4]) == [0x92, 0x10, 0, 0])
@@ -43,17 +46,17 @@ import Testing
     #expect(after[8] == 7 && after[16] == 1)
   }
 
-  @Test func skipsAddUpAndSlotsAreDistinct() throws {
+  @Test func theTimeOnlyGoesForwardAndSlotsAreDistinct() throws {
     let path = Self.temporaryPagePath()
     defer { unlink(path) }
-    let page = try ClockPage.create(at: path)
-    #expect(page.skippedNanoseconds == 0 && page.jumps == 0)
-    page.skip(nanoseconds: 5_000_000_000)
-    page.skip(nanoseconds: 0)
-    page.skip(nanoseconds: -3)
-    page.skip(nanoseconds: 2_500_000_000)
-    #expect(page.skippedNanoseconds == 7_500_000_000)
-    #expect(page.jumps == 2)
+    let page = try ClockPage.create(at: path, start: 0)
+    #expect(page.nowNanoseconds == 0 && page.advances == 0)
+    #expect(page.advance(to: 5_000_000_000))
+    #expect(!page.advance(to: 5_000_000_000))
+    #expect(!page.advance(to: 3))
+    #expect(page.advance(to: 7_500_000_000))
+    #expect(page.nowNanoseconds == 7_500_000_000)
+    #expect(page.advances == 2)
     let a = try page.claimSlot(pid: 11)
     let b = try page.claimSlot(pid: 12)
     #expect(a != b)
@@ -66,6 +69,11 @@ import Testing
     #expect(page.slot(b) == ClockPage.Slot(pid: 12, holds: 0, deadline: 9))
     for pid in 13..<Int32(11 + ClockPage.slotCount) { _ = try page.claimSlot(pid: pid) }
     #expect(throws: SystemError.self) { try page.claimSlot(pid: 99) }
+    // A slot freed (its process ended) is free again, with no deadline or hold left.
+    page.releaseSlot(a)
+    #expect(!page.slots.map(\.pid).contains(11))
+    #expect(try page.claimSlot(pid: 99) == a)
+    #expect(page.slot(a) == ClockPage.Slot(pid: 99, holds: 0, deadline: nil))
   }
 
   @Test func aFileThatIsNotAPageIsRefusedNamingIt() throws {
@@ -78,55 +86,93 @@ import Testing
     #expect(throws: SystemError.self) { try ClockPage.create(at: path) }
   }
 
-  @Test func virtualTimeIsScaledRealTimePlusWhatWasSkipped() {
-    let epoch: UInt64 = 1_000_000_000
-    #expect(
-      SkippingClock.virtualNanoseconds(
-        monotonic: epoch + 2_000_000_000, epoch: epoch, factor: 25, skipped: 3_000_000_000)
-        == 53_000_000_000)
-    #expect(
-      SkippingClock.virtualNanoseconds(
-        monotonic: epoch - 1_000_000, epoch: epoch, factor: 25, skipped: 0) == -25_000_000)
-    #expect(SkippingClock.realNanoseconds(until: 1_000, from: 2_000, factor: 25) == 0)
-    #expect(
-      SkippingClock.realNanoseconds(until: 2_000_000_000, from: 1_000_000_000, factor: 25)
-        == 40_000_000)
-  }
-
-  /// Two mappings of one page, as the mock and the app map the runner's: a skip on one is the
-  /// other's time; a sleeper of 1,000 virtual s at scale 1 on one wakes when the other jumps
-  /// to its published deadline, and the jump lands on the deadline, not past it.
-  @Test func aSleeperOnOneMappingWakesAtAJumpMadeOnTheOther() async throws {
+  /// The time stands still in real time: only the runner moves it.
+  @Test func theTimeStandsStillUntilTheRunnerMovesIt() throws {
     let path = Self.temporaryPagePath()
     defer { unlink(path) }
-    let runner = try ClockPage.create(at: path)
-    let epoch = MonotonicInstant.now
-    let clock = try SkippingClock(factor: 1, epoch: epoch, page: try ClockPage.open(at: path))
-    let plain = ScaledClock(factor: 1, epoch: epoch)
-    #expect(abs(clock.now - plain.now) < 0.5)
-    let sleeper = Task { () -> Double in
-      try await clock.sleep(seconds: 1000)
-      return clock.now
-    }
-    let published = Self.waitFor { runner.slot(clock.slot).deadline != nil }
-    #expect(published)
-    let deadline = try #require(runner.slot(clock.slot).deadline)
-    let now = SkippingClock.virtualNanoseconds(
-      monotonic: MonotonicInstant.now.nanoseconds, epoch: epoch.nanoseconds, factor: 1,
-      skipped: runner.skippedNanoseconds)
-    runner.skip(nanoseconds: deadline - now)
-    let woke = try await sleeper.value
-    #expect(woke >= 1000 && woke < 1010)
-    #expect(clock.now - plain.now >= 990)
-    #expect(runner.slot(clock.slot).deadline == nil)
+    let runner = try ClockPage.create(at: path, start: 2_000_000_000)
+    let clock = try SkippingClock(factor: 25, epoch: .now, page: try ClockPage.open(at: path))
+    let first = clock.now
+    SystemClock().sleepBlocking(seconds: 0.05)  // real time passes; the run's does not
+    #expect(clock.now == first && first == 2)
+    #expect(runner.advance(to: 3_500_000_000))
+    #expect(clock.now == 3.5)
   }
 
-  /// A blocking sleeper (the mock's threads) wakes at a jump too; one with a real cap wakes at
-  /// the cap when nothing jumps, and its deadline no longer counts.
+  /// Two mappings of one page, as the mock and the app map the runner's: a sleeper of 1,000
+  /// virtual s on one publishes its deadline and wakes when the other moves the time there,
+  /// and not when it moves short of it.
+  @Test func aSleeperOnOneMappingWakesWhenTheOtherMovesTheTimeToItsDeadline() async throws {
+    let path = Self.temporaryPagePath()
+    defer { unlink(path) }
+    let runner = try ClockPage.create(at: path, start: 0)
+    let clock = try SkippingClock(factor: 1, epoch: .now, page: try ClockPage.open(at: path))
+    let woke = Mutex<Double?>(nil)
+    let sleeper = Task { () -> Double in
+      try await clock.sleep(seconds: 1000)
+      woke.withLock { $0 = clock.now }
+      return clock.now
+    }
+    #expect(Self.waitFor { runner.slot(clock.slot).deadline != nil })
+    let deadline = try #require(runner.slot(clock.slot).deadline)
+    #expect(deadline == 1_000_000_000_000)
+    runner.advance(to: deadline - 1)
+    // Kicked or not, a waiter short of its deadline goes back to sleep.
+    runner.kick(clock.slot)
+    #expect(runner.slot(clock.slot).deadline == deadline)
+    #expect(woke.withLock { $0 } == nil)
+    runner.advance(to: deadline)
+    let wokeAt = try await sleeper.value
+    #expect(wokeAt == 1000)
+    #expect(Self.waitFor { runner.slot(clock.slot).deadline == nil })
+  }
+
+  /// A sleep of less than a nanosecond is a nanosecond ahead, never now: the time stands still
+  /// while the sleeper runs, so a deadline rounded down onto now would be due at once and a
+  /// loop waiting for it would spin (the mock's wait for a plan step 1e-9 s ahead did).
+  @Test func aTinySleepIsANanosecondAheadNeverNow() throws {
+    let path = Self.temporaryPagePath()
+    defer { unlink(path) }
+    let runner = try ClockPage.create(at: path, start: 999_999_999)
+    let clock = try SkippingClock(factor: 1, epoch: .now, page: try ClockPage.open(at: path))
+    let done = DispatchSemaphore(value: 0)
+    Thread {
+      clock.sleepBlocking(seconds: 1e-10)
+      done.signal()
+    }.start()
+    #expect(Self.waitFor { runner.slot(clock.slot).deadline != nil })
+    #expect(runner.slot(clock.slot).deadline == 1_000_000_000)
+    #expect(done.wait(timeout: .now() + 0.05) == .timedOut)
+    runner.advance(to: 1_000_000_000)
+    #expect(done.wait(timeout: .now() + 30) == .success)
+  }
+
+  /// A pin holds the published deadline until it is taken back, even once the time has
+  /// reached it: the runner never moves past a timer that has not run yet.
+  @Test func aPinStandsUntilItIsTakenBack() async throws {
+    let path = Self.temporaryPagePath()
+    defer { unlink(path) }
+    let runner = try ClockPage.create(at: path, start: 0)
+    let clock = try SkippingClock(factor: 1, epoch: .now, page: try ClockPage.open(at: path))
+    let pin = clock.pin(at: 2.5)
+    #expect(pin.nanoseconds == 2_500_000_000)
+    #expect(Self.waitFor { runner.slot(clock.slot).deadline == 2_500_000_000 })
+    runner.advance(to: 2_500_000_000)
+    try await clock.sleep(untilNanoseconds: pin.nanoseconds)
+    #expect(clock.now == 2.5)
+    runner.kick(clock.slot)
+    #expect(runner.slot(clock.slot).deadline == 2_500_000_000)
+    clock.unpin(pin)
+    clock.unpin(pin)
+    #expect(Self.waitFor { runner.slot(clock.slot).deadline == nil })
+  }
+
+  /// A blocking sleeper (the mock's threads) wakes when the time reaches it too; one with a
+  /// real cap wakes at the cap when the time stands, and its deadline no longer counts.
   @Test func blockingSleepersWakeAtAJumpOrTheirRealCap() throws {
     let path = Self.temporaryPagePath()
     defer { unlink(path) }
-    let runner = try ClockPage.create(at: path)
+    let runner = try ClockPage.create(at: path, start: 0)
     let clock = try SkippingClock(factor: 1, epoch: .now, page: try ClockPage.open(at: path))
     let done = DispatchSemaphore(value: 0)
     Thread {
@@ -135,7 +181,7 @@ import Testing
     }.start()
     #expect(Self.waitFor { runner.slot(clock.slot).deadline != nil })
     let deadline = try #require(runner.slot(clock.slot).deadline)
-    runner.skip(nanoseconds: deadline - clock.nowNanoseconds)
+    runner.advance(to: deadline)
     #expect(done.wait(timeout: .now() + 30) == .success)
     #expect(clock.now >= 500)
     let real = SystemClock()

@@ -69,6 +69,14 @@ final class IdleSkipper {
   func tryJump(pipelineNext: Double?) -> JumpDecision {
     let decision = decide(pipelineNext: pipelineNext)
     if ProcessInfo.processInfo.environment["FC_CLOCK_DEBUG"] != nil {
+      if case .busy(let why) = decision, why.hasPrefix("thread ") {
+        let tid = why.split(separator: " ")[1]
+        for pid in page.slots.map(\.pid) + [getpid()] {
+          if let comm = try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/comm", encoding: .utf8) {
+            FileHandle.standardError.write("threadname \(pid == getpid() ? "harness" : String(pid)) \(comm)".data(using: .utf8)!)
+          }
+        }
+      }
       FileHandle.standardError.write(
         "clock \(page.path.split(separator: "/").suffix(2).first ?? "") \(now) \(decision) \(page.slots) next \(String(describing: pipelineNext))\n".data(using: .utf8)!)
     }

@@ -134,9 +134,12 @@ public enum LanePipeline {
     changes.sort { $0.time < $1.time }
     var harnessEvents = run.harnessEvents
     let stream = options.onEvent.map { EventStream(path: appOutput, onEvent: $0) }
-    // The app ends itself after the scenario's duration; the lane's deadline gives slack.
+    // The app ends itself after the scenario's duration; the lane's deadline gives slack. On
+    // the event clock the wall time is the run's work, not its duration over the scale: a
+    // loaded machine only makes it longer, so the deadline is the duration in real time.
+    let deadline = page == nil ? run.deadline : max(run.deadline, scenario.duration + 20)
     var appStatus: Int32?
-    while appStatus == nil && MonotonicInstant.now.seconds(since: clock.epoch) < run.deadline {
+    while appStatus == nil && MonotonicInstant.now.seconds(since: clock.epoch) < deadline {
       let virtualNow = skipper?.now ?? clock.now
       let elapsed = MonotonicInstant.now.seconds(since: clock.epoch)
       while let next = changes.first, next.time <= virtualNow {
@@ -171,7 +174,7 @@ public enum LanePipeline {
     var runError: String?
     var interrupted = false
     if appStatus == nil {
-      runError = "the app did not finish within \(Int(run.deadline)) s (killed)"
+      runError = "the app did not finish within \(Int(deadline)) s (killed)"
     } else if let signal = AppEndSignal(status: appStatus!) {
       // The pipeline signals the app only after this loop: this one came from outside the run.
       interrupted = true
