@@ -123,6 +123,20 @@ for st in (r for r in rows if r["section"] == "stall"):
            wall_min_s=round(st["wall_min_s"], 2), wall_max_s=round(st["wall_max_s"], 2),
            **({"jumps": st["jumps"], "skipped_virtual_s": st["skipped_s"]} if skip else {}))
 
+for load in ("quiet", "hogs"):
+    rs = [r for r in rows if r["section"] == "load" and r["load"] == load]
+    if rs:
+        figure(f"mock-lane-load-{load}",
+               f"mock lane on the event clock, {'quiet' if load == 'quiet' else 'beside two CPU-bound processes'}"
+               f": runs set aside as late, {len(rs)} run(s)", "runs",
+               sum(r["set_aside"] for r in rs), goal={"max": 0},
+               verdicts_changed=sum(r["verdicts_changed"] for r in rs),
+               exits=[r["exit"] for r in rs], wall_s=[round(r["wall_s"], 1) for r in rs])
+replay = next((r for r in rows if r["section"] == "replay-stall"), None)
+if replay:
+    figure("replay-stall-wall", f"failclosed replay stall-past-75s, wall s, median of {replay['runs']}",
+           "s", round(replay["wall_s"], 2), goal={"max": 1}, passed=replay["passed"],
+           wall_min_s=round(replay["wall_min_s"], 2), wall_max_s=round(replay["wall_max_s"], 2))
 build = next((r for r in rows if r["section"] == "bitchat-source-build"), None)
 if build and not build.get("skipped"):
     figure("bitchat-source-build-first", "bitchat-source package, first build of its key, wall s",

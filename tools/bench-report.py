@@ -197,6 +197,29 @@ if sc or lanes or stalls:
                    f"{st['runs']}, min-max {st['wall_min_s']:.1f}-{st['wall_max_s']:.1f}) | 1 | "
                    f"{st['wall_s']:.1f} | {st['virtual_s']} | {st['passed']} of {st['runs']} |")
     out.append("")
+loads = [r for r in rows if r["section"] == "load"]
+replay = next((r for r in rows if r["section"] == "replay-stall"), None)
+if loads or replay:
+    out.append("### Load: the mock lane on the event clock, quiet and beside two CPU-bound processes\n")
+    out.append("Goal: every run exits 0, no run set aside as late, no verdict changed.\n")
+    out.append("| load | runs | exits | passed | set aside | verdicts changed | wall s (min-max) |")
+    out.append("|---|---:|---|---|---:|---:|---|")
+    for load in ("quiet", "hogs"):
+        rs = [r for r in loads if r["load"] == load]
+        if not rs:
+            continue
+        walls = [r["wall_s"] for r in rs]
+        out.append(f"| {'quiet' if load == 'quiet' else 'two CPU-bound processes'} | {len(rs)} | "
+                   f"{' '.join(str(r['exit']) for r in rs)} | "
+                   f"{' '.join(str(r['passed']) + '/' + str(r['scenarios']) for r in rs)} | "
+                   f"{sum(r['set_aside'] for r in rs)} | {sum(r['verdicts_changed'] for r in rs)} | "
+                   f"{min(walls):.1f}-{max(walls):.1f} |")
+    if replay:
+        out.append(f"\n`failclosed replay Scenarios/stall-past-75s.json` (100 virtual s, as users run "
+                   f"it): median {replay['wall_s']:.2f} s of {replay['runs']} "
+                   f"({replay['wall_min_s']:.2f}-{replay['wall_max_s']:.2f}), "
+                   f"{replay['passed']} of {replay['runs']} passed; goal at most 1 s.")
+    out.append("")
 tn = [r for r in rows if r["section"] == "testnet"]
 if tn:
     out.append("## 5. Real-Tor lane (Debian tor, private network on the loopback of a namespace of its own)\n")

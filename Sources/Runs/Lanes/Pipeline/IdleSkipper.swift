@@ -68,18 +68,6 @@ final class IdleSkipper {
   @discardableResult
   func tryJump(pipelineNext: Double?) -> JumpDecision {
     let decision = decide(pipelineNext: pipelineNext)
-    if ProcessInfo.processInfo.environment["FC_CLOCK_DEBUG"] != nil {
-      if case .busy(let why) = decision, why.hasPrefix("thread ") {
-        let tid = why.split(separator: " ")[1]
-        for pid in page.slots.map(\.pid) + [getpid()] {
-          if let comm = try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/comm", encoding: .utf8) {
-            FileHandle.standardError.write("threadname \(pid == getpid() ? "harness" : String(pid)) \(comm)".data(using: .utf8)!)
-          }
-        }
-      }
-      FileHandle.standardError.write(
-        "clock \(page.path.split(separator: "/").suffix(2).first ?? "") \(now) \(decision) \(page.slots) next \(String(describing: pipelineNext))\n".data(using: .utf8)!)
-    }
     if case .jump = decision { turnsWithoutJump = 0 } else { turnsWithoutJump += 1 }
     return decision
   }
@@ -124,7 +112,9 @@ final class IdleSkipper {
     // Cheap first: no sampling while nothing waits.
     let quick = IdleJudge.decide(
       slots: page.slots, pipelineNext: next, now: nowNanoseconds,
-      samples: [ActivitySample(threads: [:], packets: 0), ActivitySample(threads: [:], packets: 0)],
+      samples: [
+        ActivitySample(threads: [:], packets: 0), ActivitySample(threads: [:], packets: 0),
+      ],
       allowHolds: holding)
     guard case .jump = quick else { return quick }
     // Each sample is judged against the one before as it comes: the first sign of work ends
