@@ -51,7 +51,11 @@ public final class EpochHandOver {
   /// Waits (at most `timeout` real seconds) until every participant is ready, fixes the epoch
   /// at least `minimumLead` ahead and hands it over. Throws when a process ends or stays
   /// silent, naming it with its last output.
-  func fix(minimumLead: Double, timeout: Double) throws -> MonotonicInstant {
+  /// With `leadFollowsSetUp` false (the event clock, whose time 0 waits for every `started`
+  /// anyway) the lead is `minimumLead` alone.
+  func fix(minimumLead: Double, timeout: Double, leadFollowsSetUp: Bool = true) throws
+    -> MonotonicInstant
+  {
     for index in participants.indices where participants[index].processEnd >= 0 {
       close(participants[index].processEnd)
       participants[index].processEnd = -1
@@ -61,7 +65,7 @@ public final class EpochHandOver {
       try waitForLine(index, deadline: deadline) { $0 == "ready" }
     }
     let setUp = MonotonicInstant.now.seconds(since: created)
-    let lead = max(minimumLead, setUp * Self.leadShareOfSetUp)
+    let lead = leadFollowsSetUp ? max(minimumLead, setUp * Self.leadShareOfSetUp) : minimumLead
     self.lead = lead
     let epoch = MonotonicInstant.now.advanced(bySeconds: lead)
     for index in participants.indices {

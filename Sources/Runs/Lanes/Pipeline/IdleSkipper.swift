@@ -23,17 +23,21 @@ final class IdleSkipper {
   /// the same CPU time, the same packets) is what catches work between two reads of `/proc`,
   /// not the window's length: a wake-up (a futex, a packet, a timer) makes its thread runnable
   /// at once, so work in flight shows as a thread not asleep or CPU time that moved.
-  static let sampleGap = 0.0004
+  static let sampleGap = 0.0002
   static let samples = 3
-  /// Real seconds between turns of the pipeline's wait: 1 ms while the time moves (the work
-  /// between two of bitchat's polls takes a few turns), then doubling up to 8 ms once eight
-  /// turns in a row have not moved it, so a run that is busy or holds costs the machine little
-  /// (six runs side by side share two cores).
-  static let pollGaps = (first: 0.001, last: 0.008)
+  /// Real seconds between turns of the pipeline's wait: 0.3 ms while the time moves (the work
+  /// after a jump to one of bitchat's polls takes a fraction of a millisecond, and a run is
+  /// hundreds of such jumps), then doubling up to 8 ms once eight turns in a row have not
+  /// moved it, so a run that is busy or holds costs the machine little (six runs side by side
+  /// share two cores).
+  static let pollGaps = (first: 0.0003, last: 0.008)
   private var turnsWithoutJump = 0
   /// The harness's own threads' namespaces, kept from decision to decision (reading them is
   /// most of a sample's cost: the harness runs six runs' worth of threads).
   private var threadNamespaces = ThreadNamespaceCache()
+  /// Each thread's stat and schedstat files, kept open: a sample rereads them (pread at 0)
+  /// instead of opening two files per thread.
+  private let threadFiles = ThreadStatFiles()
   /// The real instant of the last turn.
   private var lastTurn: MonotonicInstant?
   /// The real instant of the last turn that found the run idle with a hold: a held wait's
@@ -126,7 +130,7 @@ final class IdleSkipper {
       guard
         let sample = RunActivityProbe.sample(
           pids: page.slots.map(\.pid), harnessNamespaces: harnessNamespaces,
-          namespaceOf: &threadNamespaces)
+          namespaceOf: &threadNamespaces, files: threadFiles)
       else {
         return .busy("a process could not be read")
       }
@@ -153,6 +157,17 @@ final class IdleSkipper {
     return .busy("a process holds: the time runs at the scale while the run waits")
   }
 
+  /// After a jump, waits (at most `realSeconds`, yielding) until every waiter due has taken
+  /// its deadline: until then the run is not idle, and a turn would only find it so.
+  func awaitDueWaiters(realSeconds: Double = 0.002) {
+    let real = SystemClock()
+    while real.now < realSeconds {
+      let now = nowNanoseconds
+      if !page.slots.contains(where: { ($0.deadline ?? .max) <= now }) { return }
+      sched_yield()
+    }
+  }
+
   /// Moves the page's time to `target` and logs it; false when it had already passed.
   private func move(to target: Int64, held: Bool) -> Bool {
     let before = nowNanoseconds
@@ -175,13 +190,16 @@ enum RunActivityProbe {
   /// `namespaceOf` keeps each of this process's threads' namespace.
   static func sample(
     pids: [Int32], harnessNamespaces: Set<UInt64> = [],
-    namespaceOf: inout ThreadNamespaceCache
+    namespaceOf: inout ThreadNamespaceCache, files: ThreadStatFiles = ThreadStatFiles()
   ) -> ActivitySample? {
     guard let first = pids.first else { return nil }
+    files.beginSample()
+    defer { files.endSample() }
     var threads: [Int32: ActivitySample.Thread] = [:]
     let own = getpid()
     for pid in pids + (harnessNamespaces.isEmpty ? [] : [own]) {
       guard let tasks = directoryEntries("/proc/\(pid)/task") else { return nil }
+      for task in tasks { Int32(task).map(files.present) }
       for task in tasks {
         if pid == own, let tid = Int32(task) {
           let inode = namespaceOf.namespace(of: tid, final: harnessNamespaces) {
@@ -191,17 +209,19 @@ enum RunActivityProbe {
             continue
           }
         }
+        // Bytes, not Strings: a decision reads these files for every thread, several times,
+        // every turn (String's index walks were most of the runner's time).
         guard let tid = Int32(task),
-          let stat = readSmall("/proc/\(pid)/task/\(task)/stat"),
-          let state = threadState(stat)
+          let stat = files.read(pid: pid, tid: tid, file: .stat),
+          let state = threadState(bytes: stat)
         else { return nil }
         // One thread awake decides the sample: the rest need not be read.
         if state != "S" {
           return ActivitySample(
             threads: [tid: ActivitySample.Thread(state: state, runNanoseconds: 0)], packets: 0)
         }
-        guard let schedstat = readSmall("/proc/\(pid)/task/\(task)/schedstat"),
-          let run = schedstat.split(separator: " ").first.flatMap({ UInt64($0) })
+        guard let schedstat = files.read(pid: pid, tid: tid, file: .schedstat),
+          let run = leadingNumber(schedstat)
         else { return nil }
         threads[tid] = ActivitySample.Thread(state: state, runNanoseconds: run)
       }
@@ -212,10 +232,31 @@ enum RunActivityProbe {
 
   /// Whether process `pid` still runs: it exists and is not a zombie.
   static func isAlive(_ pid: Int32) -> Bool {
-    guard let stat = readSmall("/proc/\(pid)/stat"), let state = threadState(stat) else {
+    guard let stat = readBytes("/proc/\(pid)/stat"), let state = threadState(bytes: stat) else {
       return false
     }
     return state != "Z" && state != "X"
+  }
+
+  /// The state letter of a stat line's bytes: after the last ')' (the name may hold any byte).
+  static func threadState(bytes: [UInt8]) -> Character? {
+    guard let close = bytes.lastIndex(of: UInt8(ascii: ")")) else { return nil }
+    guard let letter = bytes[(close + 1)...].first(where: { $0 != UInt8(ascii: " ") }) else {
+      return nil
+    }
+    return Character(Unicode.Scalar(letter))
+  }
+
+  /// The decimal number a text starts with (schedstat's first field).
+  static func leadingNumber(_ bytes: [UInt8]) -> UInt64? {
+    var value: UInt64 = 0
+    var digits = 0
+    for byte in bytes {
+      guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { break }
+      value = value &* 10 &+ UInt64(byte - UInt8(ascii: "0"))
+      digits += 1
+    }
+    return digits > 0 ? value : nil
   }
 
   /// The network namespace (inode) a thread is in; nil when unreadable (it has ended).
@@ -235,10 +276,7 @@ enum RunActivityProbe {
   }
 
   /// The state letter of a stat line: after the last ')' (the name may hold any byte).
-  static func threadState(_ stat: String) -> Character? {
-    guard let close = stat.lastIndex(of: ")") else { return nil }
-    return stat[stat.index(after: close)...].first { $0 != " " }
-  }
+  static func threadState(_ stat: String) -> Character? { threadState(bytes: Array(stat.utf8)) }
 
   /// Packets received plus sent on every interface of a /proc/net/dev text.
   static func packetCount(_ dev: String) -> UInt64 {
@@ -264,6 +302,23 @@ enum RunActivityProbe {
       if name != "." && name != ".." { names.append(name) }
     }
     return names
+  }
+
+  /// A small file's bytes (a /proc stat line); nil when it cannot be opened.
+  private static func readBytes(_ path: String, limit: Int = 1024) -> [UInt8]? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var buffer = [UInt8](repeating: 0, count: limit)
+    var total = 0
+    while total < limit {
+      let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + total, limit - total) }
+      if count < 0 && errno == EINTR { continue }
+      if count <= 0 { break }
+      total += count
+    }
+    buffer.removeSubrange(total...)
+    return buffer
   }
 
   private static func readSmall(_ path: String, limit: Int = 1024) -> String? {
@@ -313,5 +368,55 @@ struct ThreadNamespaceCache {
       fresh[tid] = inode
     }
     return inode
+  }
+}
+
+/// The run's threads' `/proc/PID/task/TID/stat` and `schedstat`, opened once and reread with
+/// pread at offset 0 (procfs makes the text afresh on each read from the start); a thread gone
+/// from its process's task list has its files closed at the sample's end.
+final class ThreadStatFiles {
+  enum File: Int { case stat = 0, schedstat = 1 }
+  private struct Key: Hashable {
+    let tid: Int32
+    let file: File
+  }
+  private var open: [Key: Int32] = [:]
+  private var listed: Set<Int32> = []
+  private var buffer = [UInt8](repeating: 0, count: 1024)
+
+  deinit { for fd in open.values { close(fd) } }
+
+  func beginSample() { listed.removeAll(keepingCapacity: true) }
+
+  /// A thread in its process's task list this sample.
+  func present(_ tid: Int32) { listed.insert(tid) }
+
+  /// Closes the files of threads no longer listed (ended).
+  func endSample() {
+    for (key, fd) in open where !listed.contains(key.tid) {
+      close(fd)
+      open[key] = nil
+    }
+  }
+
+  /// The file's bytes now; nil when it cannot be read (the thread has ended).
+  func read(pid: Int32, tid: Int32, file: File) -> [UInt8]? {
+    let key = Key(tid: tid, file: file)
+    let fd: Int32
+    if let known = open[key] {
+      fd = known
+    } else {
+      let name = file == .stat ? "stat" : "schedstat"
+      fd = Glibc.open("/proc/\(pid)/task/\(tid)/\(name)", O_RDONLY | O_CLOEXEC)
+      guard fd >= 0 else { return nil }
+      open[key] = fd
+    }
+    let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+    guard count > 0 else {
+      close(fd)
+      open[key] = nil
+      return nil
+    }
+    return Array(buffer[..<count])
   }
 }

@@ -115,7 +115,10 @@ public enum LanePipeline {
     defer { app.killTree() }
     let appLaunched = wallClock.now
     if let handOver {
-      epoch = try handOver.fix(minimumLead: options.handOverLead, timeout: Self.readyTimeout)
+      // On the event clock no process can start late (time 0 waits for both): no lead.
+      epoch = try handOver.fix(
+        minimumLead: page == nil ? options.handOverLead : 0, timeout: Self.readyTimeout,
+        leadFollowsSetUp: page == nil)
     }
     let clock = ScaledClock(factor: run.timeScale, epoch: epoch ?? .now)
     let runStart = clock.epochUnixTime
@@ -164,8 +167,12 @@ public enum LanePipeline {
       // The event clock moves only once both processes have finished setting up: its first
       // move is to time 0 (the page starts before it), so nothing of the run starts late.
       if let skipper, handOver?.allStarted ?? false {
-        // After a jump the loop turns at once: a change due at the new time applies first.
-        if case .jump = skipper.tryJump(pipelineNext: changes.first?.time) { continue }
+        // After a jump the loop turns once the waiters due have woken: a change due at the
+        // new time applies first.
+        if case .jump = skipper.tryJump(pipelineNext: changes.first?.time) {
+          skipper.awaitDueWaiters()
+          continue
+        }
         wallClock.sleepBlocking(seconds: skipper.pollGap)
       } else {
         wallClock.sleepBlocking(seconds: 0.01)
