@@ -375,7 +375,10 @@ struct ThreadNamespaceCache {
 /// pread at offset 0 (procfs makes the text afresh on each read from the start); a thread gone
 /// from its process's task list has its files closed at the sample's end.
 final class ThreadStatFiles {
-  enum File: Int { case stat = 0, schedstat = 1 }
+  enum File: Int {
+    case stat = 0
+    case schedstat = 1
+  }
   private struct Key: Hashable {
     let tid: Int32
     let file: File
