@@ -254,7 +254,7 @@ public final class MockTor: @unchecked Sendable {
       _ = connectionCounts
       // A real-time poll: it watches the plan, whose steps fall on the clock. On a skipping
       // clock the plan's next step is a deadline on it, so no jump passes it.
-      if let skipping = configuration.clock as? SkippingClock {
+      if let skipping = configuration.clock as? EventClock {
         let now = planTime
         let next = bootstrap.events(after: now, through: now + 3600).first?.time ?? now + 3600
         skipping.sleepBlocking(seconds: next - now, realCap: 0.02)

@@ -63,7 +63,7 @@ public enum AppDriver {
     /// `--epoch stdin`: the epoch is handed over on standard input once the app has set up
     /// (``EpochReceiver``); `epoch` is then nil until `run` has it.
     public var receivesEpoch = false
-    /// `--clock-page`: the run's skipping clock (``SkippingClock``) instead of a plain scaled
+    /// `--clock-page`: the run's event clock (``EventClock``) instead of a plain scaled
     /// one; the path of the page the runner made.
     public var clockPage: String?
     public var stateDirectory: String?
@@ -99,9 +99,9 @@ public enum AppDriver {
     }
     let clock: any HarnessClock
     if let path = options.clockPage {
-      clock = try SkippingClock(
+      clock = try EventClock(
         factor: options.timeScale, epoch: options.epoch ?? .now, page: try ClockPage.open(at: path))
-      if !Self.followsSkippingClock(options) { RunClockHold.beginForTheRun() }
+      if !Self.followsEventClock(options) { RunClockHold.beginForTheRun() }
     } else {
       clock = ScaledClock(factor: options.timeScale, epoch: options.epoch ?? .now)
     }
@@ -114,7 +114,7 @@ public enum AppDriver {
   /// others (the control-port backends' poll loop, Foundation's session in naive-port) wait
   /// in real time where the clock cannot see it: they hold the clock for the whole run, so it
   /// never jumps and runs as a plain scaled clock.
-  static func followsSkippingClock(_ options: Options) -> Bool {
+  static func followsEventClock(_ options: Options) -> Bool {
     options.backend == .arti && (options.profile == .bitchat || options.profile == .hardened)
   }
 
@@ -225,8 +225,8 @@ public enum AppDriver {
     // On the event clock the next timed action is pinned before the current one is
     // performed (after it, when it waits on the clock itself): the time stands at it until it
     // has been performed, however long the actions before it take to be scheduled.
-    let eventClock = clock as? SkippingClock
-    func pin(_ index: Int) -> SkippingClock.Pin? {
+    let eventClock = clock as? EventClock
+    func pin(_ index: Int) -> EventClock.Pin? {
       guard index < actions.count, let at = actions[index].at else { return nil }
       return eventClock?.pin(at: origin + at)
     }

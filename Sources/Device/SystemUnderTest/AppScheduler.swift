@@ -70,7 +70,7 @@ public final class ClockScheduler: AppScheduler {
     let deadline = anchored.flatMap { $0 >= now ? $0 : nil } ?? now + max(0, seconds)
     // On the event clock the deadline is pinned now: the time stands there until the action
     // has run, however long the task takes to be scheduled.
-    let eventClock = clock as? SkippingClock
+    let eventClock = clock as? EventClock
     let pin = eventClock?.pin(at: deadline)
     let task = Task { @AppActor in
       defer { pin.map { eventClock?.unpin($0) } }

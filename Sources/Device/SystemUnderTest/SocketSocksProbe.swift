@@ -50,11 +50,11 @@ import Foundation
   private var running = false
   public let supportsOnionServices = false
 
-  /// `clock`: the run's; on a skipping clock the watcher's polls are deadlines on it.
+  /// `clock`: the run's; on a event clock the watcher's polls are deadlines on it.
   public init(socks: SocketAddress, scheduler: any AppScheduler, clock: (any HarnessClock)? = nil) {
     self.socks = socks
     self.scheduler = scheduler
-    watcher = PortWatcher(address: socks, clock: clock as? SkippingClock)
+    watcher = PortWatcher(address: socks, clock: clock as? EventClock)
   }
 
   public func start(dataDirectory: String, socksPort: UInt16) -> Int32 {
@@ -81,18 +81,18 @@ import Foundation
 }
 
 /// Polls a TCP port every 100 ms (real time: it watches a state) on its own thread. On a
-/// skipping clock the 100 ms are the clock's (100 ms times its scale, the same real time while
+/// event clock the 100 ms are the clock's (100 ms times its scale, the same real time while
 /// it does not jump): a jump never passes the next poll, so the port opening is seen as soon
 /// after it, in the run's time, as without jumps.
 final class PortWatcher: @unchecked Sendable {
   private let address: SocketAddress
-  private let clock: SkippingClock?
+  private let clock: EventClock?
   private let lock = NSLock()
   private var open = false
   private var generation = 0
   private var active = false
 
-  init(address: SocketAddress, clock: SkippingClock? = nil) {
+  init(address: SocketAddress, clock: EventClock? = nil) {
     self.address = address
     self.clock = clock
   }

@@ -65,7 +65,7 @@ import TLS
     }
     BlockingIO.detach("failclosed.relay") {
       // Until the first pong the request timeout (real, the kernel's and asyncAfter's) runs:
-      // no jump of a skipping clock meanwhile.
+      // on the event clock the time runs at the scale meanwhile.
       let hold = RelayOpenHold()
       defer { hold.release() }
       defer { channel.finish() }
@@ -228,7 +228,7 @@ final class RelayOpenExpiry: @unchecked Sendable {
   var expired: Bool { lock.withLock { state == 2 } }
 }
 
-/// A relay's hold on the run's skipping clock while it opens (``RunClockHold``), released once.
+/// A relay's hold on the run's event clock while it opens (``RunClockHold``), released once.
 final class RelayOpenHold {
   private var hold: RunClockHold.Hold?
 

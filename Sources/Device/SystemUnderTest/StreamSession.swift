@@ -70,7 +70,7 @@ import TLS
     let tls = self.tls
     let seconds = realSeconds(timeout)
     BlockingIO.detach("failclosed.fetch") {
-      // Its timeouts are real (the kernel's): no jump of a skipping clock meanwhile.
+      // Its timeouts are real (the kernel's): on the event clock the time runs at the scale meanwhile.
       let hold = RunClockHold.begin()
       let result: Result<FetchedResponse, NetworkFailure>
       do {

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 
-/// The shared page of a run's event clock (``SkippingClock``): one small file every process
+/// The shared page of a run's event clock (``EventClock``): one small file every process
 /// of a mock-lane run maps MAP_SHARED (`--clock-page PATH`), so they all read one time, which
 /// only the runner moves, and the runner can see what each of them waits for.
 ///

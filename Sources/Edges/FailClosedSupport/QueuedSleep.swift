@@ -1,6 +1,6 @@
 import Foundation
 
-/// How the clocks that keep a queue of sleepers (``ManualClock``, ``SkippingClock``) suspend
+/// How the clocks that keep a queue of sleepers (``ManualClock``, ``EventClock``) suspend
 /// a task: under the clock's lock, a task already cancelled throws and a sleep of no time
 /// returns at once; otherwise `enqueue` queues the continuation (still under the lock) for the
 /// clock to resume. A cancellation takes it back with `dequeue` (nil once the clock resumed

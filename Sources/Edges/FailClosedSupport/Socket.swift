@@ -49,7 +49,7 @@ public final class Socket: @unchecked Sendable {
     if result != 0 {
       guard errno == EINPROGRESS else { throw SystemError("connect(\(address))") }
       var pfd = pollfd(fd: socket.fd, events: Int16(POLLOUT), revents: 0)
-      // A real timeout: no jump of a skipping clock while it runs.
+      // A real timeout: on the event clock the time runs at the scale while it does.
       let ready = RunClockHold.during { Glibc.poll(&pfd, 1, Int32(max(0, timeout * 1000))) }
       if ready == 0 { throw SystemError("connect(\(address))", code: ETIMEDOUT) }
       if ready < 0 { throw SystemError("poll(connect \(address))") }

@@ -9,7 +9,7 @@ enum RunClockOption {
     help: "the run's time 0 in CLOCK_MONOTONIC nanoseconds; stdin: handed over once set up "
       + "(the scenario runner's)")
 
-  /// `--clock-page PATH`: the run's event clock (``SkippingClock``): the page the runner made
+  /// `--clock-page PATH`: the run's event clock (``EventClock``): the page the runner made
   /// in the run's directory, which every process of the run maps.
   static let pageSpec = OptionSpec(
     "clock-page", .single, valueName: "PATH",

@@ -151,7 +151,7 @@ public struct MockTorCommand: Command {
       if let path = arguments.value("clock-page"),
         epoch != nil || !RunClockOption.isHandedOver(arguments)
       {
-        configuration.clock = try SkippingClock(
+        configuration.clock = try EventClock(
           factor: factor, epoch: epoch ?? .now, page: ClockPage.open(at: path))
         // ctor: the control port's bootstrap driver and its streams' waits poll in real time
         // where the clock cannot see them: hold for the whole run (a plain scaled clock).

@@ -24,7 +24,7 @@ public struct ScenarioOutcome: Sendable, Equatable {
   /// Real-Tor lane, a replayed measurement: each node probed from the device before the app
   /// started, as OONI's `tor` test probes its targets; nil when not probed.
   public var reachability: [ReachabilityResult]? = nil
-  /// Mock lane with a skipping clock: the idle time it jumped; nil on a plain clock.
+  /// Mock lane with a event clock: the idle time it jumped; nil on a plain clock.
   public var clockSkip: ClockSkip? = nil
   /// How much later, as a fraction of a deadline, the app's own timers may fire: 0 for the
   /// model (its timers are the run's clock); ``ScenarioOutcome/realTimeTimerDrift`` for code

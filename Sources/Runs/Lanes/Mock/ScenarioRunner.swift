@@ -32,7 +32,7 @@ public struct ScenarioRunner: Sendable {
     /// The onion-browser-source lane's driver: Onion Browser scenarios run Onion Browser's own
     /// Tor layer (OnionBrowserSourceMockLane).
     public var onionBrowserSourceDriver: String?
-    /// The mock lane's model on the event clock (``SkippingClock``: time stands still while
+    /// The mock lane's model on the event clock (``EventClock``: time stands still while
     /// anything works, jumps idle time; the default); false: a plain scaled clock
     /// (`--no-skip-idle`), on which a loaded machine can make a timer late.
     public var skipIdle = true

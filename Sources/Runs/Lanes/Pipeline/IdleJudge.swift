@@ -17,7 +17,7 @@ struct ActivitySample: Equatable, Sendable {
   var packets: UInt64
 }
 
-/// The skipping clock's one decision: jump, or not. Conservative: a wrong jump changes what
+/// The event clock's one decision: jump, or not. Conservative: a wrong jump changes what
 /// the app sees (a timeout that did not happen in its time), a missed one only costs real time.
 enum JumpDecision: Equatable, Sendable {
   /// Skip the clock forward to this virtual nanosecond.

@@ -12,7 +12,7 @@ import SystemUnderTest
 /// for the judge. The Tor side, the app and the pipeline's own timeline (censor changes,
 /// crashes, the capture's axis) run on one clock: an epoch the pipeline makes and a scale, or
 /// with ``Options/skipIdle`` on the mock lane the event clock, whose time only the pipeline
-/// moves (``IdleSkipper``). On
+/// moves (``EventClockStepper``). On
 /// the mock lane the epoch is fixed once both processes have set up and handed over on their
 /// standard input (``EpochHandOver``); other lanes get it on the command line, a fixed lead
 /// ahead.
@@ -33,7 +33,7 @@ public enum LanePipeline {
     /// it started past time 0 makes the run inconclusive. 0.25 s: at 0.1 s one app of six
     /// side by side at load 38 built its objects 17 ms past time 0 (lead 0.133 s).
     public var handOverLead: Double
-    /// The event clock (``SkippingClock``, ``IdleSkipper``: time stands still while anything
+    /// The event clock (``EventClock``, ``EventClockStepper``: time stands still while anything
     /// works and jumps idle time) on a lane that can take it (the mock lane's model); other
     /// lanes keep a plain scaled clock.
     public var skipIdle: Bool
@@ -101,7 +101,7 @@ public enum LanePipeline {
     let appOutput = run.workDirectory + "/app.jsonl"
     let handOver = run.clockSharing == .own ? nil : EpochHandOver()
     var epoch: MonotonicInstant?
-    // A skipping clock: a page in the run's directory that the Tor side and the app map.
+    // A event clock: a page in the run's directory that the Tor side and the app map.
     let page =
       options.skipIdle && run.clockSharing == .handOverSkipping
       ? try ClockPage.create(at: run.workDirectory + "/clock.page") : nil
@@ -122,8 +122,8 @@ public enum LanePipeline {
     }
     let clock = ScaledClock(factor: run.timeScale, epoch: epoch ?? .now)
     let runStart = clock.epochUnixTime
-    let skipper = try page.map {
-      IdleSkipper(
+    let stepper = try page.map {
+      EventClockStepper(
         page: $0, factor: run.timeScale, epoch: clock.epoch,
         harnessNamespaces: [try sandbox.world.inode(), try sandbox.censor.inode()],
         horizon: scenario.duration + Self.clockHorizonMargin)
@@ -143,7 +143,7 @@ public enum LanePipeline {
     let deadline = page == nil ? run.deadline : max(run.deadline, scenario.duration + 20)
     var appStatus: Int32?
     while appStatus == nil && MonotonicInstant.now.seconds(since: clock.epoch) < deadline {
-      let virtualNow = skipper?.now ?? clock.now
+      let virtualNow = stepper?.now ?? clock.now
       let elapsed = MonotonicInstant.now.seconds(since: clock.epoch)
       while let next = changes.first, next.time <= virtualNow {
         changes.removeFirst()
@@ -166,14 +166,14 @@ public enum LanePipeline {
       guard appStatus == nil else { break }
       // The event clock moves only once both processes have finished setting up: its first
       // move is to time 0 (the page starts before it), so nothing of the run starts late.
-      if let skipper, handOver?.allStarted ?? false {
+      if let stepper, handOver?.allStarted ?? false {
         // After a jump the loop turns once the waiters due have woken: a change due at the
         // new time applies first.
-        if case .jump = skipper.tryJump(pipelineNext: changes.first?.time) {
-          skipper.awaitDueWaiters()
+        if case .jump = stepper.tryJump(pipelineNext: changes.first?.time) {
+          stepper.awaitDueWaiters()
           continue
         }
-        wallClock.sleepBlocking(seconds: skipper.pollGap)
+        wallClock.sleepBlocking(seconds: stepper.pollGap)
       } else {
         wallClock.sleepBlocking(seconds: 0.01)
       }
@@ -194,7 +194,7 @@ public enum LanePipeline {
     handOver?.collect()
     var lateStart = false
     // On the event clock a late set-up cannot make anything late: time 0 waits for it.
-    if runError == nil, skipper == nil, let late = handOver?.lateStarts.first {
+    if runError == nil, stepper == nil, let late = handOver?.lateStarts.first {
       lateStart = true
       runError =
         "\(late.name) finished setting up \(String(format: "%.3f", late.seconds)) s after the "
@@ -228,7 +228,7 @@ public enum LanePipeline {
     }
     var outcome = ScenarioOutcome(
       appEvents: events, audit: report, runStart: runStart, timeScale: run.timeScale,
-      clockSkip: skipper.map { ClockSkip(jumps: $0.jumps) },
+      clockSkip: stepper.map { ClockSkip(jumps: $0.jumps) },
       pcapPath: run.keptPcapPath, runError: runError, wallSeconds: 0)
     outcome.lateStart = lateStart
     outcome.interrupted = interrupted

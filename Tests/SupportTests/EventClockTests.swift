@@ -6,7 +6,7 @@ import Testing
 /// The event clock's page, and two mappings of one page (as two processes of a run map it): the
 /// time only the runner moves is the other's time, it stands still in real time, and a sleeper
 /// on one wakes when the other moves the time to its deadline, never before.
-@Suite(.serialized) struct SkippingClockTests {
+@Suite(.serialized) struct EventClockTests {
   static func temporaryPagePath() -> String {
     NSTemporaryDirectory() + "failclosed-clock-page-" + UUID().uuidString
   }
@@ -91,7 +91,7 @@ import Testing
     let path = Self.temporaryPagePath()
     defer { unlink(path) }
     let runner = try ClockPage.create(at: path, start: 2_000_000_000)
-    let clock = try SkippingClock(factor: 25, epoch: .now, page: try ClockPage.open(at: path))
+    let clock = try EventClock(factor: 25, epoch: .now, page: try ClockPage.open(at: path))
     let first = clock.now
     SystemClock().sleepBlocking(seconds: 0.05)  // real time passes; the run's does not
     #expect(clock.now == first && first == 2)
@@ -106,7 +106,7 @@ import Testing
     let path = Self.temporaryPagePath()
     defer { unlink(path) }
     let runner = try ClockPage.create(at: path, start: 0)
-    let clock = try SkippingClock(factor: 1, epoch: .now, page: try ClockPage.open(at: path))
+    let clock = try EventClock(factor: 1, epoch: .now, page: try ClockPage.open(at: path))
     let woke = Mutex<Double?>(nil)
     let sleeper = Task { () -> Double in
       try await clock.sleep(seconds: 1000)
@@ -134,7 +134,7 @@ import Testing
     let path = Self.temporaryPagePath()
     defer { unlink(path) }
     let runner = try ClockPage.create(at: path, start: 999_999_999)
-    let clock = try SkippingClock(factor: 1, epoch: .now, page: try ClockPage.open(at: path))
+    let clock = try EventClock(factor: 1, epoch: .now, page: try ClockPage.open(at: path))
     let done = DispatchSemaphore(value: 0)
     Thread {
       clock.sleepBlocking(seconds: 1e-10)
@@ -153,7 +153,7 @@ import Testing
     let path = Self.temporaryPagePath()
     defer { unlink(path) }
     let runner = try ClockPage.create(at: path, start: 0)
-    let clock = try SkippingClock(factor: 1, epoch: .now, page: try ClockPage.open(at: path))
+    let clock = try EventClock(factor: 1, epoch: .now, page: try ClockPage.open(at: path))
     let pin = clock.pin(at: 2.5)
     #expect(pin.nanoseconds == 2_500_000_000)
     #expect(Self.waitFor { runner.slot(clock.slot).deadline == 2_500_000_000 })
@@ -173,7 +173,7 @@ import Testing
     let path = Self.temporaryPagePath()
     defer { unlink(path) }
     let runner = try ClockPage.create(at: path, start: 0)
-    let clock = try SkippingClock(factor: 1, epoch: .now, page: try ClockPage.open(at: path))
+    let clock = try EventClock(factor: 1, epoch: .now, page: try ClockPage.open(at: path))
     let done = DispatchSemaphore(value: 0)
     Thread {
       clock.sleepBlocking(seconds: 500)
@@ -199,11 +199,11 @@ import Testing
       unlink(secondPath)
     }
     let firstRunner = try ClockPage.create(at: firstPath)
-    let first = try SkippingClock(factor: 1, epoch: .now, page: try ClockPage.open(at: firstPath))
+    let first = try EventClock(factor: 1, epoch: .now, page: try ClockPage.open(at: firstPath))
     let hold = RunClockHold.begin()
     #expect(firstRunner.slot(first.slot).holds >= 1)
     let secondRunner = try ClockPage.create(at: secondPath)
-    let second = try SkippingClock(
+    let second = try EventClock(
       factor: 1, epoch: .now, page: try ClockPage.open(at: secondPath))
     RunClockHold.end(hold)
     // Other suites' connects may hold too while this runs (the registration is the process's).
@@ -216,7 +216,7 @@ import Testing
     let path = Self.temporaryPagePath()
     defer { unlink(path) }
     let runner = try ClockPage.create(at: path)
-    let clock = try SkippingClock(factor: 1, epoch: .now, page: try ClockPage.open(at: path))
+    let clock = try EventClock(factor: 1, epoch: .now, page: try ClockPage.open(at: path))
     let sleeper = Task { try await clock.sleep(seconds: 10_000) }
     #expect(Self.waitFor { runner.slot(clock.slot).deadline != nil })
     sleeper.cancel()
@@ -228,7 +228,7 @@ import Testing
     let path = Self.temporaryPagePath()
     defer { unlink(path) }
     let runner = try ClockPage.create(at: path)
-    let clock = try SkippingClock(factor: 1, epoch: .now, page: try ClockPage.open(at: path))
+    let clock = try EventClock(factor: 1, epoch: .now, page: try ClockPage.open(at: path))
     #expect(RunClockHold.isActive)
     // Other suites' connects may hold too while this runs (the registration is the process's).
     let inside = RunClockHold.during { runner.slot(clock.slot).holds }

@@ -10,7 +10,7 @@ import Testing
 /// must stand), an idle one in a namespace of its own (jumps to the deadline, not past it), a
 /// hold (the time runs at the scale, never past the deadline), the mock Tor in another process
 /// waking at each move, and the 75 s stall on the mock lane without one run set aside.
-@Suite(.serialized) struct SkippingClockRunTests {
+@Suite(.serialized) struct EventClockRunTests {
   static func waitFor(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
     let clock = SystemClock()
     while clock.now < seconds {
@@ -45,7 +45,7 @@ import Testing
     defer { unlink(path) }
     let page = try ClockPage.create(at: path, start: 0)
     let epoch = MonotonicInstant.now
-    let skipper = IdleSkipper(page: page, factor: 25, epoch: epoch)
+    let skipper = EventClockStepper(page: page, factor: 25, epoch: epoch)
 
     let busy = try Self.spawn(["/usr/bin/unshare", "-n", "/bin/sh", "-c", "while :; do :; done"])
     defer { Self.stop(busy) }
@@ -64,7 +64,7 @@ import Testing
     let path2 = Self.pagePath()
     defer { unlink(path2) }
     let idlePage = try ClockPage.create(at: path2, start: 0)
-    let idleSkipper = IdleSkipper(page: idlePage, factor: 25, epoch: epoch)
+    let idleSkipper = EventClockStepper(page: idlePage, factor: 25, epoch: epoch)
     let slot = try idlePage.claimSlot(pid: idle)
     let deadline = idleSkipper.nowNanoseconds + 30_000_000_000
     idlePage.publishDeadline(deadline, slot: slot)
@@ -100,7 +100,7 @@ import Testing
     }.start()
     #expect(Self.waitFor { namespace.withLock { $0 } != nil })
     let worldInode = try #require(namespace.withLock { $0 })
-    let harnessSkipper = IdleSkipper(
+    let harnessSkipper = EventClockStepper(
       page: idlePage, factor: 25, epoch: epoch, harnessNamespaces: [worldInode])
     for _ in 0..<20 {
       guard case .busy = harnessSkipper.tryJump(pipelineNext: nil) else {

@@ -14,7 +14,7 @@ import Synchronization
 /// Every sleep registers its deadline with the process's waiter thread (a thread of its own,
 /// never a task of the cooperative pool), which publishes the earliest in the process's slot
 /// and waits on the slot's futex word; the runner kicks that word when the time reaches it.
-public final class SkippingClock: HarnessClock, @unchecked Sendable {
+public final class EventClock: HarnessClock, @unchecked Sendable {
   /// Virtual seconds per real second while a real-time wait holds (and for those waits'
   /// kernel timeouts, ``realSeconds(_:)``).
   public let factor: Double
@@ -54,7 +54,7 @@ public final class SkippingClock: HarnessClock, @unchecked Sendable {
 
   /// Claims a slot in `page` for this process; its holds (``RunClockHold``) go there too.
   public init(factor: Double, epoch: MonotonicInstant, page: ClockPage) throws {
-    precondition(factor > 0, "SkippingClock factor must be positive")
+    precondition(factor > 0, "EventClock factor must be positive")
     self.factor = factor
     self.epoch = epoch
     self.page = page
@@ -220,7 +220,7 @@ public final class SkippingClock: HarnessClock, @unchecked Sendable {
 /// request's, a poll's timeout) moves with real time, so while one is pending the runner lets
 /// the run's time run at the scale (never past a pending deadline) instead of standing still
 /// or jumping. Code that cannot see the clock (sockets, sessions) holds through here; with
-/// no skipping clock in the process it does nothing.
+/// no event clock in the process it does nothing.
 public enum RunClockHold {
   fileprivate struct Registration: @unchecked Sendable {
     let page: ClockPage
@@ -238,7 +238,7 @@ public enum RunClockHold {
     current.withLock { $0 = Registration(page: page, slot: slot) }
   }
 
-  /// Whether a skipping clock is in use in this process.
+  /// Whether a event clock is in use in this process.
   public static var isActive: Bool { current.withLock { $0 != nil } }
 
   /// Holds the clock until ``end(_:)``.
