@@ -18,8 +18,12 @@ let package = Package(
       name: "COpenSSL", path: "Sources/Edges/COpenSSL", pkgConfig: "openssl",
       providers: [.apt(["libssl-dev"])]),
 
+    // The harness's spawn: a vfork whose child never execs once its parent is gone, and dies
+    // with the thread that waits for it (C: it runs between fork and exec).
+    .target(name: "CSpawn", path: "Sources/Edges/CSpawn"),
     // Clock, descriptors, sockets, processes: the edges every other module shares.
-    .target(name: "FailClosedSupport", path: "Sources/Edges/FailClosedSupport"),
+    .target(
+      name: "FailClosedSupport", dependencies: ["CSpawn"], path: "Sources/Edges/FailClosedSupport"),
     // SHA-1 and SHA-256 in Swift, for the pure protocol modules (WebSocket accept, SAFECOOKIE).
     .target(name: "Digest", path: "Sources/Cores/Digest"),
     // The words scenario files, actions files and the censor share: action verbs, censor

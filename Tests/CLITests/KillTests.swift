@@ -86,7 +86,9 @@ struct HarnessLeftovers {
   }
 
   /// Waits (bounded, 5 s) until the short commands (`ip`, `nft`) a SIGKILLed run had started
-  /// have ended; the device's long-lived processes are the reaper's to kill.
+  /// have ended; the device's long-lived processes are the reaper's to kill. Such a command dies
+  /// with the run (``Spawner/capture(_:stdin:currentDirectory:)``), but a system call it was in
+  /// (a mount) finishes first; one it had not exec'd yet never execs.
   static func waitForCommands(inheriting marker: String) {
     for _ in 0..<250 {
       let commands = processes(inheriting: marker).filter { pid in
@@ -95,6 +97,18 @@ struct HarnessLeftovers {
       }
       if commands.isEmpty { return }
       usleep(20_000)
+    }
+  }
+
+  /// Each process inheriting `marker`, for a leftover's account: pid, parent, state and
+  /// command line ("4242 ppid 1 S: ip netns add fc-1a2b3c-wld").
+  static func accounts(inheriting marker: String) -> [String] {
+    processes(inheriting: marker).map { pid in
+      let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+      let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
+      let state = fields.first.map(String.init) ?? "?"
+      let parent = fields.dropFirst().first.map(String.init) ?? "?"
+      return "\(pid) ppid \(parent) \(state): \(arguments(pid))"
     }
   }
 
@@ -179,13 +193,14 @@ struct HarnessLeftovers {
       exitMilliseconds.append(Int((exited - started) / 1_000_000) - Int(delay / 1000))
       outcomes[byDefault ? "died by signal \(signalNumber)" : "exit \(status)", default: 0] += 1
       if signalNumber == SIGKILL {
-        // The next run comes later: an `ip` the killed run had started finishes first (or it
-        // would create a namespace after the reaper looked). Then it reaps before it starts,
-        // the same call its set-up makes.
+        // The next run comes later: an `ip` the killed run had started has died with it
+        // (after the system call it was in). Then it reaps before it starts, the same call its
+        // set-up makes.
         HarnessLeftovers.waitForCommands(inheriting: marker)
         Reaper.reap()
       }
       let left = HarnessLeftovers.left(since: before, by: pid)
+      let running = HarnessLeftovers.accounts(inheriting: marker)
       let stray = HarnessLeftovers.processes(marked: "sleep " + marker)
       for pid in stray { kill(pid, SIGKILL) }
       if !left.isEmpty || !stray.isEmpty {
@@ -195,7 +210,8 @@ struct HarnessLeftovers {
         leftovers.append(
           "round \(round) (signal \(signalNumber) at \(delay / 1000) ms, "
             + "\(byDefault ? "died by signal \(status)" : "exit \(status)")): \(left) "
-            + "processes \(stray); the harness said: \(said ?? "nothing")")
+            + "processes \(stray); still running from it: \(running); "
+            + "the harness said: \(said ?? "nothing")")
       }
     }
     Reaper.reap()
@@ -274,12 +290,13 @@ struct HarnessLeftovers {
         Reaper.reap()
       }
       let left = HarnessLeftovers.left(since: before, by: pid)
+      let running = HarnessLeftovers.accounts(inheriting: marker)
       let stray = HarnessLeftovers.processes(inheriting: marker)
       for straggler in stray { kill(straggler, SIGKILL) }
       if !left.isEmpty || !stray.isEmpty {
         leftovers.append(
           "round \(round) (\(arguments[1]), signal \(signalNumber) at \(delay / 1000) ms): "
-            + "\(left) processes \(stray.map { HarnessLeftovers.arguments($0) })")
+            + "\(left) processes \(running)")
       }
     }
     Reaper.reap()

@@ -132,15 +132,8 @@ public struct PollEvents: OptionSet, Sendable, Hashable {
 /// Linux calls that Glibc's Swift overlay hides behind _GNU_SOURCE, looked up once by name.
 enum LinuxSymbols {
   typealias Pipe2 = @convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32
-  typealias AddChdir =
-    @convention(c) (
-      UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>
-    ) -> Int32
 
   static let pipe2: Pipe2? = lookup("pipe2").map { unsafeBitCast($0, to: Pipe2.self) }
-  static let addChdir: AddChdir? = lookup("posix_spawn_file_actions_addchdir_np").map {
-    unsafeBitCast($0, to: AddChdir.self)
-  }
 
   private static func lookup(_ name: String) -> UnsafeMutableRawPointer? {
     dlsym(UnsafeMutableRawPointer(bitPattern: 0), name)

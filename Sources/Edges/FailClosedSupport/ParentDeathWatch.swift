@@ -5,10 +5,11 @@ import Foundation
 /// its namespace. The harness names itself in the child's environment (``Spawner`` sets
 /// FAILCLOSED_PARENT_PID to its own pid); the child watches that process from a thread.
 ///
-/// Not PR_SET_PDEATHSIG: it fires when the spawning *thread* ends, and the harness spawns from
-/// threads that end (``BlockingIO``); nor can posix_spawn run it in the child. A pid handed
-/// over, not getppid() read at start, closes the race of a parent that died before the child
-/// looked. Without the variable (a user's own `failclosed mock-tor`, under nohup or not),
+/// Not PR_SET_PDEATHSIG: it fires when the spawning *thread* ends, and the harness spawns these
+/// long-lived children from threads that end (``BlockingIO``); ``Spawner`` sets it only for a
+/// command the calling thread waits for (``Spawner/capture(_:stdin:currentDirectory:)``). A
+/// pid handed over, not getppid() read at start, closes the race of a parent that died before
+/// the child looked. Without the variable (a user's own `failclosed mock-tor`, under nohup or not),
 /// nothing is watched.
 public enum ParentDeathWatch {
   public static let environmentName = "FAILCLOSED_PARENT_PID"

@@ -1,15 +1,20 @@
+import CSpawn
 import Foundation
 
-/// posix_spawn file actions, freed on deinit.
+/// What a spawned child does to its descriptors and directory before it execs, in order.
 public final class FileActions {
-  var raw = posix_spawn_file_actions_t()
+  enum Action {
+    case open(path: String, target: Int32, flags: Int32)
+    case dup(fd: Int32, target: Int32)
+    case changeDirectory(String)
+  }
 
-  public init() { posix_spawn_file_actions_init(&raw) }
+  private(set) var actions: [Action] = []
 
-  deinit { posix_spawn_file_actions_destroy(&raw) }
+  public init() {}
 
   public func dup(_ fd: Int32, to target: Int32) {
-    posix_spawn_file_actions_adddup2(&raw, fd, target)
+    actions.append(.dup(fd: fd, target: target))
   }
 
   public func dup(_ descriptor: FileDescriptor, to target: Int32) {
@@ -17,16 +22,12 @@ public final class FileActions {
   }
 
   public func open(_ path: String, to target: Int32, flags: Int32) {
-    posix_spawn_file_actions_addopen(&raw, target, path, flags, 0o644)
+    actions.append(.open(path: path, target: target, flags: flags))
   }
 
-  /// The child starts in `directory` (glibc's posix_spawn_file_actions_addchdir_np).
+  /// The child starts in `directory` (a failure to enter it is the spawn's error).
   public func changeDirectory(_ directory: String) throws {
-    guard let addChdir = LinuxSymbols.addChdir else {
-      throw SystemError("posix_spawn_file_actions_addchdir_np", code: ENOSYS)
-    }
-    let result = addChdir(&raw, directory)
-    guard result == 0 else { throw SystemError("chdir(\(directory))", code: result) }
+    actions.append(.changeDirectory(directory))
   }
 }
 
@@ -38,12 +39,19 @@ public struct SpawnedOutput: Sendable {
   public let stderr: String
 }
 
-/// posix_spawn and waitpid, wrapped once for every child the harness starts: Foundation's
+/// Spawning and waitpid, wrapped once for every child the harness starts: Foundation's
 /// Process cannot put a child in its own process group, which teardown needs to kill a whole
 /// tree, and a child it starts from a dispatch worker inherits that thread's mask, which blocks
 /// every signal (a tor started so ignores SIGTERM). A child that inherits the environment is
 /// told who started it (``ParentDeathWatch``), so the mock Tor, the app and the program
 /// launcher end when this process dies.
+///
+/// Not glibc's posix_spawn (CSpawn's fc_spawn, a vfork like it): a child whose harness is
+/// killed between its fork and its exec (on a loaded machine that window lasts up to ~100 ms;
+/// measured: 23 of 150 SIGKILLs of `exec` during its set-up caught a child in it) would exec
+/// its program afterwards, unowned: an `ip netns add` that ran after the next run's reaper had
+/// looked left a namespace nobody removes. Here a child never execs once its parent is gone,
+/// and a command the harness waits for (``capture(_:stdin:currentDirectory:)``) dies with it.
 public enum Spawner {
   static let searchPath = ["/usr/sbin", "/sbin", "/usr/bin", "/bin", "/usr/local/bin"]
 
@@ -56,30 +64,33 @@ public enum Spawner {
     return program
   }
 
+  /// Starts `arguments` (the first looked up in ``searchPath``) with default signal
+  /// dispositions and an empty mask, whatever the harness ignores or blocks (SIGPIPE, SIGINT,
+  /// SIGTERM while a signal source is armed). The child execs only if this process is still
+  /// alive (see ``Spawner``).
+  ///
+  /// `diesWithCallingThread`: the child gets SIGKILL when the calling thread ends
+  /// (PR_SET_PDEATHSIG), the process's death included, from before its exec to its end. Only
+  /// for a child the calling thread waits for: a thread that ends first (a ``BlockingIO``
+  /// worker) would kill it. Long-lived children (the mock Tor, the app, tor, a testnet's
+  /// watcher, which outlives `testnet up` on purpose) have their own ends.
   public static func spawn(
     _ arguments: [String], actions: FileActions, newProcessGroup: Bool = false,
-    environment: [String]? = nil
+    environment: [String]? = nil, diesWithCallingThread: Bool = false
   ) throws -> pid_t {
-    guard let program = arguments.first else { throw SystemError("posix_spawn", code: EINVAL) }
+    try spawn(
+      arguments, actions: actions, newProcessGroup: newProcessGroup, environment: environment,
+      diesWithCallingThread: diesWithCallingThread, parent: getpid())
+  }
+
+  /// ``spawn(_:actions:newProcessGroup:environment:diesWithCallingThread:)`` with the parent
+  /// the child must still have at its exec (tests name another, as if this one had died).
+  static func spawn(
+    _ arguments: [String], actions: FileActions, newProcessGroup: Bool,
+    environment: [String]?, diesWithCallingThread: Bool, parent: pid_t
+  ) throws -> pid_t {
+    guard let program = arguments.first else { throw SystemError("spawn", code: EINVAL) }
     let path = resolve(program)
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    // Children start with default signal dispositions and an empty mask, whatever the
-    // harness ignores or blocks (SIGPIPE, SIGINT, SIGTERM while a signal source is armed).
-    var defaults = sigset_t()
-    sigemptyset(&defaults)
-    for signal in [SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT] { sigaddset(&defaults, signal) }
-    var empty = sigset_t()
-    sigemptyset(&empty)
-    posix_spawnattr_setsigdefault(&attributes, &defaults)
-    posix_spawnattr_setsigmask(&attributes, &empty)
-    var flags = Int32(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK)
-    if newProcessGroup {
-      flags |= Int32(POSIX_SPAWN_SETPGROUP)
-      posix_spawnattr_setpgroup(&attributes, 0)
-    }
-    posix_spawnattr_setflags(&attributes, Int16(flags))
     let argv = arguments.map { strdup($0) } + [nil]
     defer { for pointer in argv { free(pointer) } }
     let env =
@@ -87,9 +98,30 @@ public enum Spawner {
       ?? ParentDeathWatch.childEnvironment().map { "\($0.key)=\($0.value)" })
       .map { strdup($0) } + [nil]
     defer { for pointer in env { free(pointer) } }
+    // The actions' paths, alive until the child has exec'd (fc_spawn returns after that).
+    var paths: [UnsafeMutablePointer<CChar>?] = []
+    defer { for pointer in paths { free(pointer) } }
+    let steps = actions.actions.map { action -> fc_spawn_action in
+      switch action {
+      case .open(let file, let target, let flags):
+        paths.append(strdup(file))
+        return fc_spawn_action(
+          kind: FC_SPAWN_OPEN, fd: -1, target: target, flags: flags, path: paths.last!)
+      case .dup(let fd, let target):
+        return fc_spawn_action(kind: FC_SPAWN_DUP2, fd: fd, target: target, flags: 0, path: nil)
+      case .changeDirectory(let directory):
+        paths.append(strdup(directory))
+        return fc_spawn_action(
+          kind: FC_SPAWN_CHDIR, fd: -1, target: -1, flags: 0, path: paths.last!)
+      }
+    }
     var pid: pid_t = 0
-    let result = posix_spawn(&pid, path, &actions.raw, &attributes, argv, env)
-    guard result == 0 else { throw SystemError("posix_spawn(\(path))", code: result) }
+    let result = steps.withUnsafeBufferPointer { buffer in
+      fc_spawn(
+        &pid, path, argv, env, buffer.baseAddress, buffer.count, newProcessGroup ? 1 : 0,
+        diesWithCallingThread ? SIGKILL : 0, parent)
+    }
+    guard result == 0 else { throw SystemError("spawn(\(path))", code: result) }
     return pid
   }
 
@@ -119,7 +151,9 @@ public enum Spawner {
 
   /// Runs `arguments` to completion, blocking the calling thread (a dedicated one, see
   /// ``BlockingIO``), and returns what it printed on stdout and stderr, whatever its exit
-  /// status. `stdin` is written to the child's standard input, then closed.
+  /// status. `stdin` is written to the child's standard input, then closed. The command dies
+  /// with this process (SIGKILL, however the process ends): an `ip` or `nft` never acts for a
+  /// harness that is gone.
   public static func capture(
     _ arguments: [String], stdin: String? = nil, currentDirectory: String? = nil
   ) throws -> SpawnedOutput {
@@ -131,7 +165,8 @@ public enum Spawner {
     actions.dup(output.write, to: 1)
     actions.dup(errors.write, to: 2)
     if let currentDirectory { try actions.changeDirectory(currentDirectory) }
-    let pid = try spawn(arguments, actions: actions, newProcessGroup: false)
+    // This thread waits for the command: it dies with the harness, before or after its exec.
+    let pid = try spawn(arguments, actions: actions, diesWithCallingThread: true)
     // The child holds its own copies; ours must go for end of file to reach the readers.
     input.read.close()
     output.write.close()
