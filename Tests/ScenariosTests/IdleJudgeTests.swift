@@ -156,4 +156,41 @@ import Testing
     #expect(abs((plain.leaks.first?.firstTime ?? 0) - 6.25) < 1e-6)
     #expect(onEventClock.leaks.first?.firstTime == 12.5)
   }
+
+  /// With `allowDue` (the Tor side's step at this instant is done; is the run idle before the
+  /// app due at the same instant is woken?) a due deadline is not work; work still is.
+  @Test func aDueDeadlineIsNotWorkWhenTheRunnerAsksBeforeWakingTheApp() {
+    let due = [ClockPage.Slot(pid: 10, holds: 0, deadline: 1_000)]
+    let samples = [Self.asleep, Self.asleep]
+    #expect(
+      IdleJudge.decide(slots: due, pipelineNext: nil, now: 1_000, samples: samples)
+        == .busy("a deadline is due"))
+    #expect(
+      IdleJudge.decide(slots: due, pipelineNext: nil, now: 1_000, samples: samples, allowDue: true)
+        == .jump(to: 1_000))
+    var ran = Self.asleep
+    ran.threads[10] = Thread(state: "S", runNanoseconds: 501)
+    guard
+      case .busy = IdleJudge.decide(
+        slots: due, pipelineNext: nil, now: 1_000, samples: [Self.asleep, ran], allowDue: true)
+    else {
+      Issue.record("a thread that ran let the app be woken")
+      return
+    }
+  }
+
+  /// A process is alive while one of its threads is; a zombie (ended, not yet reaped) waits
+  /// for nothing, and its slot is freed.
+  @Test func aZombieIsNotAlive() throws {
+    let actions = FileActions()
+    actions.open("/dev/null", to: 1, flags: O_WRONLY)
+    let child = try Spawner.spawn(["/bin/sleep", "1000"], actions: actions)
+    #expect(RunActivityProbe.isAlive(child))
+    kill(child, SIGKILL)
+    let real = SystemClock()
+    while RunActivityProbe.isAlive(child) && real.now < 30 { usleep(1000) }
+    #expect(!RunActivityProbe.isAlive(child), "a killed child still counted as alive")
+    _ = Spawner.wait(child)
+    #expect(!RunActivityProbe.isAlive(child))
+  }
 }

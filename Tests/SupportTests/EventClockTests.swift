@@ -31,8 +31,8 @@ import Testing
     #expect(bytes[4] == 2 && bytes[5] == 0)
     // A new page's time starts before the run's time 0.
     #expect(page.nowNanoseconds == ClockPage.startNanoseconds)
-    #expect(ClockPage.slotOffsets(0) == (64, 68, 72, 80))
-    #expect(ClockPage.slotOffsets(3) == (256, 260, 264, 272))
+    #expect(ClockPage.slotOffsets(0) == (64, 68, 72, 76, 80))
+    #expect(ClockPage.slotOffsets(3) == (256, 260, 264, 268, 272))
     #expect(ClockPage.slotOffsets(ClockPage.slotCount - 1).deadline + 8 <= ClockPage.size)
     let slot = try page.claimSlot(pid: 4242)
     page.publishDeadline(0x0102_0304_0506_0708, slot: slot)
@@ -234,5 +234,36 @@ import Testing
     let inside = RunClockHold.during { runner.slot(clock.slot).holds }
     #expect(inside >= 1)
     #expect(Self.waitFor { runner.slot(clock.slot).holds == 0 })
+  }
+
+  /// At equal instants the Tor side goes first: the page tells the lowest order due, and
+  /// wakes only the processes of the order it is asked to.
+  @Test func theTorSideIsDueBeforeTheAppAtEqualInstants() throws {
+    let path = Self.temporaryPagePath()
+    defer { unlink(path) }
+    let page = try ClockPage.create(at: path, start: 0)
+    let app = try page.claimSlot(pid: 21)
+    let mock = try page.claimSlot(pid: 22, order: ClockPage.Order.torSide)
+    #expect(page.slot(mock).order == ClockPage.Order.torSide)
+    #expect(page.slot(app).order == ClockPage.Order.app)
+    page.publishDeadline(5_000_000_000, slot: app)
+    page.publishDeadline(5_000_000_000, slot: mock)
+    #expect(page.lowestDueOrder == nil)
+    page.advance(to: 5_000_000_000)
+    #expect(page.lowestDueOrder == ClockPage.Order.torSide)
+    let appKick = page.kickValue(app)
+    let mockKick = page.kickValue(mock)
+    page.kickDue(order: ClockPage.Order.torSide)
+    #expect(page.kickValue(mock) != mockKick)
+    #expect(page.kickValue(app) == appKick)
+    // The mock's step done, its next deadline later: the app is the lowest order due.
+    page.publishDeadline(9_000_000_000, slot: mock)
+    #expect(page.lowestDueOrder == ClockPage.Order.app)
+    page.kickDue(order: ClockPage.Order.app)
+    #expect(page.kickValue(app) != appKick)
+    // A freed slot is an app's again for its next process.
+    page.releaseSlot(mock)
+    #expect(try page.claimSlot(pid: 23) == mock)
+    #expect(page.slot(mock).order == ClockPage.Order.app)
   }
 }

@@ -13,7 +13,7 @@ import Synchronization
 /// | 4 | UInt32 | version (2) |
 /// | 8 | Int64 | the run's time now, virtual nanoseconds (only grows; the runner's alone to move) |
 /// | 16 | UInt32 | advances so far |
-/// | 64 + 64 i | slot i | one process: pid (UInt32, 0 free), kick (UInt32, its waiter's futex word), holds (UInt32), earliest pending deadline (Int64 virtual ns; `Int64.max` none) |
+/// | 64 + 64 i | slot i | one process: pid (UInt32, 0 free), kick (UInt32, its waiter's futex word), holds (UInt32), order (UInt32: who goes first at equal instants), earliest pending deadline (Int64 virtual ns; `Int64.max` none) |
 ///
 /// A hold is a wait the kernel counts in real time (a connect's or a request's timeout): while
 /// any process holds, the runner lets time run at the scale (never past a pending deadline),
@@ -31,9 +31,21 @@ public final class ClockPage: @unchecked Sendable {
   public static let noDeadline = Int64.max
 
   /// Byte offsets of slot `index`'s words.
-  public static func slotOffsets(_ index: Int) -> (pid: Int, kick: Int, holds: Int, deadline: Int) {
+  public static func slotOffsets(_ index: Int) -> (
+    pid: Int, kick: Int, holds: Int, order: Int, deadline: Int
+  ) {
     let base = slotsOffset + index * slotSize
-    return (base, base + 4, base + 8, base + 16)
+    return (base, base + 4, base + 8, base + 12, base + 16)
+  }
+
+  /// Who goes first when several processes wait for the same instant: the Tor side's step (a
+  /// plan step, a port bound) before the app that observes it, as the harness's own changes
+  /// (censor rules, a crash) come before both. Without an order two deadlines at the same
+  /// virtual nanosecond would race in real time (the app's port poll at 5 s against the mock
+  /// binding its port at 5 s), and the event clock's times, exact multiples, tie often.
+  public enum Order {
+    public static let torSide = 0
+    public static let app = 1
   }
 
   public let path: String
@@ -105,8 +117,8 @@ public final class ClockPage: @unchecked Sendable {
   /// How many times the runner moved the time.
   public var advances: Int { Int(word32(Self.advancesOffset).pointee.load(ordering: .acquiring)) }
 
-  /// Moves the run's time to `target` (never back) and wakes the waiter of every process with
-  /// a deadline due by then. Only the runner calls it.
+  /// Moves the run's time to `target` (never back); the runner then wakes the processes due
+  /// (``kickDue(order:)``), in their order. Only the runner calls it.
   @discardableResult
   public func advance(to target: Int64) -> Bool {
     let word = word64(Self.nowOffset)
@@ -114,17 +126,25 @@ public final class ClockPage: @unchecked Sendable {
     guard target > current else { return false }
     word.pointee.store(UInt64(bitPattern: target), ordering: .sequentiallyConsistent)
     word32(Self.advancesOffset).pointee.add(1, ordering: .sequentiallyConsistent)
-    kickDue()
     return true
   }
 
-  /// Wakes the waiter of every process whose earliest deadline is due: after an advance, and
-  /// each turn of the runner (a deadline published just as time moved past it).
-  public func kickDue() {
+  /// The lowest order (``Order``) among the processes whose earliest deadline is due; nil
+  /// when none is.
+  public var lowestDueOrder: Int? {
+    let now = nowNanoseconds
+    return slots.filter { ($0.deadline ?? .max) <= now }.map(\.order).min()
+  }
+
+  /// Wakes the waiter of every process whose earliest deadline is due (of `order` only, when
+  /// given): after an advance, and each turn of the runner (a deadline published just as
+  /// time moved past it).
+  public func kickDue(order: Int? = nil) {
     let now = nowNanoseconds
     for index in 0..<Self.slotCount {
       let slot = slot(index)
-      if slot.pid != 0, let deadline = slot.deadline, deadline <= now { kick(index) }
+      guard slot.pid != 0, let deadline = slot.deadline, deadline <= now else { continue }
+      if order == nil || slot.order == order { kick(index) }
     }
   }
 
@@ -134,13 +154,16 @@ public final class ClockPage: @unchecked Sendable {
   public struct Slot: Equatable, Sendable {
     public var pid: Int32
     public var holds: Int
+    /// ``Order``: lower goes first at equal instants.
+    public var order: Int
     /// Earliest pending deadline, virtual nanoseconds of the run's clock; nil: none.
     public var deadline: Int64?
 
-    public init(pid: Int32, holds: Int, deadline: Int64?) {
+    public init(pid: Int32, holds: Int, deadline: Int64?, order: Int = Order.app) {
       self.pid = pid
       self.holds = holds
       self.deadline = deadline
+      self.order = order
     }
   }
 
@@ -150,14 +173,15 @@ public final class ClockPage: @unchecked Sendable {
     return Slot(
       pid: Int32(bitPattern: word32(offsets.pid).pointee.load(ordering: .acquiring)),
       holds: Int(word32(offsets.holds).pointee.load(ordering: .acquiring)),
-      deadline: deadline == Self.noDeadline ? nil : deadline)
+      deadline: deadline == Self.noDeadline ? nil : deadline,
+      order: Int(word32(offsets.order).pointee.load(ordering: .acquiring)))
   }
 
   /// Every slot a process holds.
   public var slots: [Slot] { (0..<Self.slotCount).map(slot).filter { $0.pid != 0 } }
 
-  /// Takes the first free slot for `pid`.
-  public func claimSlot(pid: Int32 = getpid()) throws -> Int {
+  /// Takes the first free slot for `pid`, in `order` (``Order``).
+  public func claimSlot(pid: Int32 = getpid(), order: Int = Order.app) throws -> Int {
     for index in 0..<Self.slotCount {
       let offsets = Self.slotOffsets(index)
       if word32(offsets.pid).pointee.compareExchange(
@@ -165,6 +189,7 @@ public final class ClockPage: @unchecked Sendable {
       ).exchanged {
         word64(offsets.deadline).pointee.store(
           UInt64(bitPattern: Self.noDeadline), ordering: .sequentiallyConsistent)
+        word32(offsets.order).pointee.store(UInt32(order), ordering: .sequentiallyConsistent)
         return index
       }
     }
@@ -178,6 +203,7 @@ public final class ClockPage: @unchecked Sendable {
     word64(offsets.deadline).pointee.store(
       UInt64(bitPattern: Self.noDeadline), ordering: .sequentiallyConsistent)
     word32(offsets.holds).pointee.store(0, ordering: .sequentiallyConsistent)
+    word32(offsets.order).pointee.store(UInt32(Order.app), ordering: .sequentiallyConsistent)
     word32(offsets.pid).pointee.store(0, ordering: .sequentiallyConsistent)
   }
 

@@ -53,12 +53,16 @@ public final class EventClock: HarnessClock, @unchecked Sendable {
   private var published: Int64?
 
   /// Claims a slot in `page` for this process; its holds (``RunClockHold``) go there too.
-  public init(factor: Double, epoch: MonotonicInstant, page: ClockPage) throws {
+  /// `order`: the process's turn at equal instants (``ClockPage/Order``: the mock's steps
+  /// before the app's).
+  public init(
+    factor: Double, epoch: MonotonicInstant, page: ClockPage, order: Int = ClockPage.Order.app
+  ) throws {
     precondition(factor > 0, "EventClock factor must be positive")
     self.factor = factor
     self.epoch = epoch
     self.page = page
-    slot = try page.claimSlot()
+    slot = try page.claimSlot(order: order)
     RunClockHold.register(page: page, slot: slot)
   }
 

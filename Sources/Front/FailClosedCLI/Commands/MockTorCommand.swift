@@ -152,7 +152,8 @@ public struct MockTorCommand: Command {
         epoch != nil || !RunClockOption.isHandedOver(arguments)
       {
         configuration.clock = try EventClock(
-          factor: factor, epoch: epoch ?? .now, page: ClockPage.open(at: path))
+          factor: factor, epoch: epoch ?? .now, page: ClockPage.open(at: path),
+          order: ClockPage.Order.torSide)
         // ctor: the control port's bootstrap driver and its streams' waits poll in real time
         // where the clock cannot see them: hold for the whole run (a plain scaled clock).
         if configuration.personality == .ctor { RunClockHold.beginForTheRun() }

@@ -40,6 +40,8 @@ final class EventClockStepper {
   private let threadFiles = ThreadStatFiles()
   /// The real instant of the last turn.
   private var lastTurn: MonotonicInstant?
+  /// The order (``ClockPage/Order``) of the processes last woken for a deadline due.
+  private var kickedOrder = ClockPage.Order.torSide
   /// The real instant of the last turn that found the run idle with a hold: a held wait's
   /// share of real time is counted from it.
   private var lastIdleHeldTurn: MonotonicInstant?
@@ -83,19 +85,33 @@ final class EventClockStepper {
       let pid = page.slot(index).pid
       if pid != 0, !RunActivityProbe.isAlive(pid) { page.releaseSlot(index) }
     }
-    // A deadline published just as the time passed it: its waiter is woken, never left.
-    page.kickDue()
     let turn = MonotonicInstant.now
     let sinceLastTurn = lastTurn.map { turn.seconds(since: $0) } ?? 0
     lastTurn = turn
+    let keepsRealTime = page.slots.contains { $0.holds >= RunClockHold.wholeRun }
+    let holding = page.slots.contains { $0.holds > 0 }
+    // The processes due now go in their order (the pipeline's own changes at this instant
+    // were applied before the turn): the Tor side's at once (a deadline published just as the
+    // time passed it is woken too, never left); the app's once the Tor side has nothing due
+    // and the run is idle again, its step at this instant done.
+    if let order = page.lowestDueOrder {
+      kickedOrder = order
+      if order == ClockPage.Order.torSide || keepsRealTime {
+        page.kickDue(order: order)
+        return .busy("a deadline is due")
+      }
+      let idle = idleDecision(pipelineNext: next, holding: holding, allowDue: true)
+      guard case .jump = idle else { return idle }
+      page.kickDue(order: order)
+      return .busy("a deadline is due")
+    }
     // A process that keeps real time for the whole run: its waits are real, so the time runs
     // at the scale whether or not the run works (pins and deadlines still stop it).
-    if page.slots.contains(where: { $0.holds >= RunClockHold.wholeRun }) {
+    if keepsRealTime {
       lastIdleHeldTurn = nil
       let deadlines = page.slots.compactMap(\.deadline) + [next].compactMap { $0 }
       return flow(realSeconds: sinceLastTurn, earliest: deadlines.min() ?? .max)
     }
-    let holding = page.slots.contains { $0.holds > 0 }
     // The real time since the last turn that found the run idle with a hold: what the held
     // wait took while nothing of the run worked.
     let idleHeldFor = holding ? lastIdleHeldTurn.map { turn.seconds(since: $0) } : nil
@@ -112,14 +128,16 @@ final class EventClockStepper {
 
   /// Whether the run is idle (every thread asleep, nothing on the wire, no deadline due), and
   /// the earliest deadline; with `holding`, its waits in real time do not count as work.
-  private func idleDecision(pipelineNext next: Int64?, holding: Bool) -> JumpDecision {
+  private func idleDecision(pipelineNext next: Int64?, holding: Bool, allowDue: Bool = false)
+    -> JumpDecision
+  {
     // Cheap first: no sampling while nothing waits.
     let quick = IdleJudge.decide(
       slots: page.slots, pipelineNext: next, now: nowNanoseconds,
       samples: [
         ActivitySample(threads: [:], packets: 0), ActivitySample(threads: [:], packets: 0),
       ],
-      allowHolds: holding)
+      allowHolds: holding, allowDue: allowDue)
     guard case .jump = quick else { return quick }
     // Each sample is judged against the one before as it comes: the first sign of work ends
     // the decision (most turns are busy, and reading /proc is most of a turn's cost).
@@ -136,14 +154,14 @@ final class EventClockStepper {
       }
       let sofar = IdleJudge.decide(
         slots: page.slots, pipelineNext: next, now: nowNanoseconds,
-        samples: [samples.last ?? sample, sample], allowHolds: holding)
+        samples: [samples.last ?? sample, sample], allowHolds: holding, allowDue: allowDue)
       guard case .jump = sofar else { return sofar }
       samples.append(sample)
     }
     // The slots as they are now (a deadline published while sampling counts).
     return IdleJudge.decide(
       slots: page.slots, pipelineNext: next, now: nowNanoseconds, samples: samples,
-      allowHolds: holding)
+      allowHolds: holding, allowDue: allowDue)
   }
 
   /// While a process holds and nothing else works (or a process keeps real time for the whole
@@ -163,7 +181,8 @@ final class EventClockStepper {
     let real = SystemClock()
     while real.now < realSeconds {
       let now = nowNanoseconds
-      if !page.slots.contains(where: { ($0.deadline ?? .max) <= now }) { return }
+      let due = page.slots.contains { ($0.deadline ?? .max) <= now && $0.order == kickedOrder }
+      if !due { return }
       sched_yield()
     }
   }
@@ -174,6 +193,11 @@ final class EventClockStepper {
     guard target > before else { return false }
     let unixTime = MonotonicInstant.now.unixTime
     guard page.advance(to: target) else { return false }
+    // The run was idle: the Tor side due at the new instant goes first, else the app at once.
+    if let order = page.lowestDueOrder {
+      kickedOrder = order
+      page.kickDue(order: order)
+    }
     jumps.append(
       ClockSkip.Jump(
         unixTime: unixTime, before: Double(before) / 1e9, after: Double(target) / 1e9,

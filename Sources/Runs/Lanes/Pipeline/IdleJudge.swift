@@ -39,9 +39,12 @@ enum IdleJudge {
   /// With `allowHolds` (the runner lets time run at the scale while a process holds and the
   /// rest waits), a hold is not work, and with no deadline at all the answer is a jump to
   /// `Int64.max` (the caller caps it).
+  ///
+  /// With `allowDue` (the runner asks whether the Tor side's step at this instant is done
+  /// before it wakes the app due at the same instant) a deadline due is not work either.
   static func decide(
     slots: [ClockPage.Slot], pipelineNext: Int64?, now: Int64, samples: [ActivitySample],
-    allowHolds: Bool = false
+    allowHolds: Bool = false, allowDue: Bool = false
   ) -> JumpDecision {
     if !allowHolds, let holding = slots.first(where: { $0.holds > 0 }) {
       return .busy("process \(holding.pid) holds \(holding.holds) real-time wait(s)")
@@ -50,7 +53,7 @@ enum IdleJudge {
     guard let target = deadlines.min() ?? (allowHolds ? Int64.max : nil) else {
       return .nothingPending
     }
-    if target <= now { return .busy("a deadline is due") }
+    if target <= now && !allowDue { return .busy("a deadline is due") }
     guard samples.count >= 2, let first = samples.first else {
       return .busy("fewer than two samples")
     }

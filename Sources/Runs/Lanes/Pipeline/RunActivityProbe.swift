@@ -49,12 +49,18 @@ enum RunActivityProbe {
     return ActivitySample(threads: threads, packets: packetCount(dev))
   }
 
-  /// Whether process `pid` still runs: it exists and is not a zombie.
+  /// Whether process `pid` still runs: one of its threads exists and is not a zombie. Not
+  /// its main thread alone: a killed process's leader turns zombie while its other threads
+  /// still exit, closing its sockets (the FINs that wake the app), and until they have the run
+  /// is not idle.
   static func isAlive(_ pid: Int32) -> Bool {
-    guard let stat = readBytes("/proc/\(pid)/stat"), let state = threadState(bytes: stat) else {
-      return false
+    guard let tasks = directoryEntries("/proc/\(pid)/task") else { return false }
+    return tasks.contains { task in
+      guard let stat = readBytes("/proc/\(pid)/task/\(task)/stat"),
+        let state = threadState(bytes: stat)
+      else { return false }
+      return state != "Z" && state != "X"
     }
-    return state != "Z" && state != "X"
   }
 
   /// The state letter of a stat line's bytes: after the last ')' (the name may hold any byte).
