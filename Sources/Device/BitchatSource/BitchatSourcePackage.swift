@@ -13,10 +13,10 @@ public struct BitchatSourcePackage: Sendable {
   ]
   /// Project modules linked into the shims (the `apple` transport's SOCKS, TLS, HTTP, WebSocket).
   static let projectModules = [
-    "FailClosedSupport", "Digest", "SOCKS", "HTTPCodec", "TLS", "COpenSSL",
+    "CSpawn", "FailClosedSupport", "Digest", "SOCKS", "HTTPCodec", "TLS", "COpenSSL",
   ]
   /// Bumped when the generated layout changes, so old caches are not reused.
-  static let layoutVersion = "4"
+  static let layoutVersion = "5"
 
   public let tree: BitchatTree
   public let shimsDirectory: String
@@ -338,7 +338,8 @@ public struct BitchatSourcePackage: Sendable {
         ],
         targets: [
           .systemLibrary(name: "COpenSSL", pkgConfig: "openssl"),
-          .target(name: "FailClosedSupport"),
+          .target(name: "CSpawn"),
+          .target(name: "FailClosedSupport", dependencies: ["CSpawn"]),
           .target(name: "Digest"),
           .target(name: "SOCKS"),
           .target(name: "HTTPCodec", dependencies: ["Digest"]),

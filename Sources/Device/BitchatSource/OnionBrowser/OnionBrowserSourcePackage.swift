@@ -9,7 +9,7 @@ import Foundation
 /// tor). Keyed like BitchatSourcePackage: by the hashes of every input file.
 public struct OnionBrowserSourcePackage: Sendable {
   public static let executableName = "onion-browser-source-driver"
-  static let layoutVersion = "1"
+  static let layoutVersion = "2"
   /// Project modules the FoundationNetworking shim links (SOCKS, TLS, HTTP).
   static let projectModules = BitchatSourcePackage.projectModules
   /// BitchatShims/ modules reused as they are.
@@ -174,7 +174,8 @@ public struct OnionBrowserSourcePackage: Sendable {
       ],
       targets: [
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl"),
-        .target(name: "FailClosedSupport"),
+        .target(name: "CSpawn"),
+        .target(name: "FailClosedSupport", dependencies: ["CSpawn"]),
         .target(name: "Digest"),
         .target(name: "SOCKS"),
         .target(name: "HTTPCodec", dependencies: ["Digest"]),
