@@ -542,7 +542,14 @@ struct AuditorCore {
     stats.unverifiedFlows = unverified
     stats.firstTime = firstTimestamp.map(Self.seconds)
     stats.lastTime = firstTimestamp == nil ? nil : Self.seconds(lastTimestamp)
-    let leakRecords = leaks.map { leak in
+    // In the order of their first packets (then class and destination): a flow's leak can be
+    // decided at a later packet on a live capture than in its file, and the report must not
+    // depend on which read it.
+    let ordered = leaks.enumerated().sorted {
+      ($0.element.first, $0.element.key.leakClass.rawValue, $0.offset)
+        < ($1.element.first, $1.element.key.leakClass.rawValue, $1.offset)
+    }.map(\.element)
+    let leakRecords = ordered.map { leak in
       LeakRecord(
         leakClass: leak.key.leakClass,
         protocol: leak.key.proto == 255 ? "non-ip" : IPProtocolNumber.name(leak.key.proto),
