@@ -37,6 +37,10 @@ typedef struct {
   int death_signal;
   pid_t parent;
   volatile int error;
+  /// Under ThreadSanitizer the child is a fork, not a vfork sharing the parent's memory (its
+  /// runtime cannot follow a CLONE_VM child): its error comes back through this pipe (-1: the
+  /// vfork, where `error` is shared).
+  int error_pipe;
 } fc_spawn_request;
 
 /// The kernel's struct sigaction (x86-64 and arm64 alike: both have sa_restorer) and its
@@ -55,6 +59,7 @@ typedef struct {
 
 FC_CHILD_CODE static void fail(fc_spawn_request *request, int error) {
   request->error = error;
+  if (request->error_pipe >= 0) syscall(SYS_write, request->error_pipe, &error, sizeof error);
   syscall(SYS_exit_group, 127);
 }
 
@@ -121,6 +126,44 @@ FC_CHILD_CODE static int child(void *argument) {
   return 127;
 }
 
+/// The child by fork (ThreadSanitizer's builds): the same child code on a copy of the
+/// parent's memory; a failure before the exec writes its errno to a close-on-exec pipe, whose
+/// end of file tells the parent the exec happened.
+static int fc_spawn_by_fork(pid_t *pid, fc_spawn_request *request) {
+  int ends[2];
+  if (pipe2(ends, O_CLOEXEC) != 0) return errno;
+  request->error_pipe = ends[1];
+  unsigned long all = ~0UL, previous = 0;
+  syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &previous, FC_SIGSET_BYTES);
+  int saved_errno = errno;
+  pid_t child_pid = fork();
+  if (child_pid == 0) {
+    child(request);
+    syscall(SYS_exit_group, 127);
+  }
+  int fork_error = child_pid < 0 ? errno : 0;
+  syscall(SYS_rt_sigprocmask, SIG_SETMASK, &previous, NULL, FC_SIGSET_BYTES);
+  close(ends[1]);
+  if (child_pid < 0) {
+    close(ends[0]);
+    errno = saved_errno;
+    return fork_error;
+  }
+  int error = 0;
+  ssize_t got;
+  while ((got = read(ends[0], &error, sizeof error)) < 0 && errno == EINTR) {}
+  close(ends[0]);
+  if (got == (ssize_t)sizeof error && error != 0) {
+    int status;
+    while (waitpid(child_pid, &status, 0) < 0 && errno == EINTR) {}
+    errno = saved_errno;
+    return error;
+  }
+  errno = saved_errno;
+  *pid = child_pid;
+  return 0;
+}
+
 int fc_spawn(
   pid_t *pid, const char *path, char *const argv[], char *const envp[],
   const fc_spawn_action *actions, size_t action_count, int new_process_group, int death_signal,
@@ -135,7 +178,20 @@ int fc_spawn(
     .death_signal = death_signal,
     .parent = parent,
     .error = 0,
+    .error_pipe = -1,
   };
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define FC_SPAWN_BY_FORK 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define FC_SPAWN_BY_FORK 1
+#endif
+#ifdef FC_SPAWN_BY_FORK
+  return fc_spawn_by_fork(pid, &request);
+#endif
+  request.error_pipe = -1;
   const size_t stack_size = 128 * 1024;
   void *stack = mmap(
     NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
