@@ -53,7 +53,12 @@ enum RunActivityProbe {
   /// its main thread alone: a killed process's leader turns zombie while its other threads
   /// still exit, closing its sockets (the FINs that wake the app), and until they have the run
   /// is not idle.
+  /// Called every turn: the leader's stat alone answers while it lives; the task list is read
+  /// only once it is a zombie.
   static func isAlive(_ pid: Int32) -> Bool {
+    guard let leader = readBytes("/proc/\(pid)/stat"), let state = threadState(bytes: leader)
+    else { return false }
+    if state != "Z" && state != "X" { return true }
     guard let tasks = directoryEntries("/proc/\(pid)/task") else { return false }
     return tasks.contains { task in
       guard let stat = readBytes("/proc/\(pid)/task/\(task)/stat"),
@@ -147,17 +152,6 @@ enum RunActivityProbe {
   }
 
   private static func readSmall(_ path: String, limit: Int = 1024) -> String? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var buffer = [UInt8](repeating: 0, count: limit)
-    var total = 0
-    while total < limit {
-      let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + total, limit - total) }
-      if count < 0 && errno == EINTR { continue }
-      if count <= 0 { break }
-      total += count
-    }
-    return String(decoding: buffer[..<total], as: UTF8.self)
+    readBytes(path, limit: limit).map { String(decoding: $0, as: UTF8.self) }
   }
 }
