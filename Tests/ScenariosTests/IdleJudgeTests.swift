@@ -81,6 +81,57 @@ import Testing
     }
   }
 
+  /// A decision's middle sample reads CPU times only (no states): it neither counts as awake
+  /// nor hides a thread that ran; an awake thread still stops the jump in the last sample.
+  @Test func aSampleWithoutStatesStillShowsWhatRan() {
+    var timesOnly = Self.asleep
+    for key in timesOnly.threads.keys { timesOnly.threads[key]?.state = nil }
+    var ranTimesOnly = timesOnly
+    ranTimesOnly.threads[11]?.runNanoseconds += 1
+    var runningLast = Self.asleep
+    runningLast.threads[10] = Thread(state: "R", runNanoseconds: 500)
+    func decide(_ samples: [ActivitySample]) -> JumpDecision {
+      IdleJudge.decide(slots: Self.slots, pipelineNext: nil, now: 1_000, samples: samples)
+    }
+    #expect(decide([Self.asleep, timesOnly, Self.asleep]) == .jump(to: 5_000))
+    #expect(decide([Self.asleep, ranTimesOnly, Self.asleep]) == .busy("thread 11 ran"))
+    #expect(decide([Self.asleep, timesOnly, runningLast]) == .busy("thread 10 in state R"))
+  }
+
+  /// The probe's three kinds of sample on a live process: a full one has each thread's state
+  /// and CPU time; a CPU-times-only one reuses the task list and has no states; the packet
+  /// counters come from the first pid's namespace.
+  @Test func theProbeReadsStatesOnlyWhenAsked() throws {
+    // A child asleep (the probe reads the harness's own threads only in the run's namespaces).
+    let child = Process()
+    child.executableURL = URL(fileURLWithPath: "/bin/sleep")
+    child.arguments = ["30"]
+    try child.run()
+    defer {
+      // SIGKILL: the test runner's children may inherit an ignored SIGTERM.
+      kill(child.processIdentifier, SIGKILL)
+      child.waitUntilExit()
+    }
+    var namespaces = ThreadNamespaceCache()
+    let files = ThreadStatFiles()
+    let pid = child.processIdentifier
+    let full = try #require(
+      RunActivityProbe.sample(pids: [pid], namespaceOf: &namespaces, files: files))
+    #expect(full.threads.count == 1)
+    #expect(full.threads.values.allSatisfy { $0.state != nil })
+    let timesOnly = try #require(
+      RunActivityProbe.sample(
+        pids: [pid], namespaceOf: &namespaces, files: files, states: false, listTasks: false))
+    #expect(Set(timesOnly.threads.keys) == Set(full.threads.keys))
+    #expect(timesOnly.threads.values.allSatisfy { $0.state == nil })
+    #expect(timesOnly.packets >= full.packets)
+    // Without a task list read before, there is nothing to reuse: unreadable, never idle.
+    #expect(
+      RunActivityProbe.sample(
+        pids: [pid], namespaceOf: &namespaces, files: ThreadStatFiles(), states: false,
+        listTasks: false) == nil)
+  }
+
   @Test func procTextsAreRead() {
     #expect(RunActivityProbe.threadState("123 (a (b) c) S 1 2 3") == "S")
     #expect(RunActivityProbe.threadState("7 (fc-clock) R 1") == "R")
@@ -94,6 +145,10 @@ import Testing
         eth0:    5000       3    0    0    0     0          0         0      700       4    0    0    0     0       0          0
       """
     #expect(RunActivityProbe.packetCount(dev) == 27)
+    // A last line cut short, and one with no newline: the 2nd and 10th numbers of each.
+    #expect(RunActivityProbe.packetCount(dev + "\n  veth0: 1 2 3") == 29)
+    #expect(RunActivityProbe.packetCount("  veth0: 1 2 3 4 5 6 7 8 9 10") == 12)
+    #expect(RunActivityProbe.packetCount("") == 0)
   }
 
   /// A hold is work unless the runner lets time run at the scale for it (``allowHolds``):

@@ -23,14 +23,14 @@ final class EventClockStepper {
   /// the same CPU time, the same packets) is what catches work between two reads of `/proc`,
   /// not the window's length: a wake-up (a futex, a packet, a timer) makes its thread runnable
   /// at once, so work in flight shows as a thread not asleep or CPU time that moved.
-  static let sampleGap = 0.0002
+  static let sampleGap = 0.0001
   static let samples = 3
-  /// Real seconds between turns of the pipeline's wait: 0.3 ms while the time moves (the work
-  /// after a jump to one of bitchat's polls takes a fraction of a millisecond, and a run is
-  /// hundreds of such jumps), then doubling up to 8 ms once eight turns in a row have not
-  /// moved it, so a run that is busy or holds costs the machine little (six runs side by side
-  /// share two cores).
-  static let pollGaps = (first: 0.0003, last: 0.008)
+  /// Real seconds between turns of the pipeline's wait: 50 µs for the first four turns after
+  /// a move (the work after a jump to one of bitchat's polls takes a fraction of a
+  /// millisecond, and a run is hundreds of such jumps; a busy turn costs one read, of the
+  /// thread last found awake), then doubling up to 8 ms, so a run that is busy or holds costs
+  /// the machine little (six runs side by side share two cores).
+  static let pollGaps = (first: 0.00005, last: 0.008)
   private var turnsWithoutJump = 0
   /// The harness's own threads' namespaces, kept from decision to decision (reading them is
   /// most of a sample's cost: the harness runs six runs' worth of threads).
@@ -46,8 +46,8 @@ final class EventClockStepper {
   /// share of real time is counted from it.
   private var lastIdleHeldTurn: MonotonicInstant?
   var pollGap: Double {
-    let doublings = max(0, turnsWithoutJump - 7)
-    return min(Self.pollGaps.first * Double(1 << min(doublings, 4)), Self.pollGaps.last)
+    let doublings = max(0, turnsWithoutJump - 3)
+    return min(Self.pollGaps.first * Double(1 << min(doublings, 12)), Self.pollGaps.last)
   }
 
   /// Virtual nanoseconds the time never passes: past the scenario's end only the mock's
@@ -83,7 +83,7 @@ final class EventClockStepper {
     // A process that has ended (a crashed mock, a zombie until reaped) waits for nothing.
     for index in 0..<ClockPage.slotCount {
       let pid = page.slot(index).pid
-      if pid != 0, !RunActivityProbe.isAlive(pid) { page.releaseSlot(index) }
+      if pid != 0, !RunActivityProbe.isAlive(pid, files: threadFiles) { page.releaseSlot(index) }
     }
     let turn = MonotonicInstant.now
     let sinceLastTurn = lastTurn.map { turn.seconds(since: $0) } ?? 0
@@ -145,10 +145,13 @@ final class EventClockStepper {
     threadNamespaces.beginDecision()
     for index in 0..<Self.samples {
       if index > 0 { SystemClock().sleepBlocking(seconds: Self.sampleGap) }
+      // States in the first and last samples (an awake thread between shows in its CPU time);
+      // the task lists once (a thread started since was started by one that ran).
       guard
         let sample = RunActivityProbe.sample(
           pids: page.slots.map(\.pid), harnessNamespaces: harnessNamespaces,
-          namespaceOf: &threadNamespaces, files: threadFiles)
+          namespaceOf: &threadNamespaces, files: threadFiles,
+          states: index == 0 || index == Self.samples - 1, listTasks: index == 0)
       else {
         return .busy("a process could not be read")
       }

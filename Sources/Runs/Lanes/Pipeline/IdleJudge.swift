@@ -5,8 +5,9 @@ import FailClosedSupport
 /// loopback included: the app talks to the mock over it).
 struct ActivitySample: Equatable, Sendable {
   struct Thread: Equatable, Sendable {
-    /// The state letter of /proc/PID/task/TID/stat (S sleeping, R running, D disk, ...).
-    var state: Character
+    /// The state letter of /proc/PID/task/TID/stat (S sleeping, R running, D disk, ...); nil
+    /// in a sample that read CPU times only.
+    var state: Character?
     /// Nanoseconds on a CPU so far (schedstat's first field).
     var runNanoseconds: UInt64
   }
@@ -58,13 +59,15 @@ enum IdleJudge {
       return .busy("fewer than two samples")
     }
     for sample in samples {
-      if let running = sample.threads.first(where: { $0.value.state != "S" }) {
-        return .busy("thread \(running.key) in state \(running.value.state)")
+      if let running = sample.threads.first(where: { ($0.value.state ?? "S") != "S" }) {
+        return .busy("thread \(running.key) in state \(running.value.state ?? "?")")
       }
       if Set(sample.threads.keys) != Set(first.threads.keys) {
         return .busy("threads came or went")
       }
-      if let ran = sample.threads.first(where: { first.threads[$0.key] != $0.value }) {
+      if let ran = sample.threads.first(where: {
+        first.threads[$0.key]?.runNanoseconds != $0.value.runNanoseconds
+      }) {
         return .busy("thread \(ran.key) ran")
       }
       if sample.packets != first.packets { return .busy("packets moved") }

@@ -142,6 +142,10 @@ public enum LanePipeline {
     // loaded machine only makes it longer, so the deadline is the duration in real time.
     let deadline = page == nil ? run.deadline : max(run.deadline, scenario.duration + 20)
     var appStatus: Int32?
+    // The event clock's turns are sub-millisecond sleeps, hundreds a run: the kernel's default
+    // 50 µs of slack on each was a tenth of a short run's wall time.
+    let slack = stepper == nil ? nil : ThreadTimerSlack.finest()
+    defer { slack?.restore() }
     while appStatus == nil && MonotonicInstant.now.seconds(since: clock.epoch) < deadline {
       let virtualNow = stepper?.now ?? clock.now
       let elapsed = MonotonicInstant.now.seconds(since: clock.epoch)

@@ -7,20 +7,37 @@ enum RunActivityProbe {
   /// One sample of `pids`' threads, this process's threads in `harnessNamespaces` and the
   /// device's packet counters; nil when a process is gone or unreadable (never idle then).
   /// `namespaceOf` keeps each of this process's threads' namespace.
+  ///
+  /// `states: false` reads CPU times only (stat, which has the state, is the dearest file
+  /// procfs makes): a decision's middle samples need no states, since a thread awake between
+  /// its first and last samples shows in the last one's state or in its CPU time.
+  /// `listTasks: false` reuses the task lists the last sample read: a thread started since
+  /// was started by one that ran, whose CPU time shows it.
   static func sample(
     pids: [Int32], harnessNamespaces: Set<UInt64> = [],
-    namespaceOf: inout ThreadNamespaceCache, files: ThreadStatFiles = ThreadStatFiles()
+    namespaceOf: inout ThreadNamespaceCache, files: ThreadStatFiles = ThreadStatFiles(),
+    states: Bool = true, listTasks: Bool = true
   ) -> ActivitySample? {
     guard let first = pids.first else { return nil }
+    // The thread found awake last is the likeliest still to be: one read answers most busy
+    // turns.
+    if states, let awake = files.lastAwake,
+      let state = files.withBytes(
+        pid: awake.pid, tid: awake.tid, file: .stat, { threadState(raw: $0) }),
+      let state, state != "S"
+    {
+      return ActivitySample(
+        threads: [awake.tid: ActivitySample.Thread(state: state, runNanoseconds: 0)], packets: 0)
+    }
     files.beginSample()
     defer { files.endSample() }
     var threads: [Int32: ActivitySample.Thread] = [:]
     let own = getpid()
     for pid in pids + (harnessNamespaces.isEmpty ? [] : [own]) {
-      guard let tasks = directoryEntries("/proc/\(pid)/task") else { return nil }
-      for task in tasks { Int32(task).map(files.present) }
-      for task in tasks {
-        if pid == own, let tid = Int32(task) {
+      guard let tasks = listTasks ? files.list(pid: pid, taskIDs(of: pid)) : files.listed(pid: pid)
+      else { return nil }
+      for tid in tasks {
+        if pid == own {
           let inode = namespaceOf.namespace(of: tid, final: harnessNamespaces) {
             networkNamespace(pid: own, tid: tid)
           }
@@ -30,23 +47,30 @@ enum RunActivityProbe {
         }
         // Bytes, not Strings: a decision reads these files for every thread, several times,
         // every turn (String's index walks were most of the runner's time).
-        guard let tid = Int32(task),
-          let stat = files.read(pid: pid, tid: tid, file: .stat),
-          let state = threadState(bytes: stat)
-        else { return nil }
-        // One thread awake decides the sample: the rest need not be read.
-        if state != "S" {
-          return ActivitySample(
-            threads: [tid: ActivitySample.Thread(state: state, runNanoseconds: 0)], packets: 0)
+        var state: Character?
+        if states {
+          guard
+            let read = files.withBytes(pid: pid, tid: tid, file: .stat, { threadState(raw: $0) }),
+            let read
+          else { return nil }
+          // One thread awake decides the sample: the rest need not be read.
+          if read != "S" {
+            files.lastAwake = (pid, tid)
+            return ActivitySample(
+              threads: [tid: ActivitySample.Thread(state: read, runNanoseconds: 0)], packets: 0)
+          }
+          state = read
         }
-        guard let schedstat = files.read(pid: pid, tid: tid, file: .schedstat),
-          let run = leadingNumber(schedstat)
+        guard
+          let run = files.withBytes(pid: pid, tid: tid, file: .schedstat, { leadingNumber($0) }),
+          let run
         else { return nil }
         threads[tid] = ActivitySample.Thread(state: state, runNanoseconds: run)
       }
     }
-    guard let dev = readSmall("/proc/\(first)/net/dev", limit: 16384) else { return nil }
-    return ActivitySample(threads: threads, packets: packetCount(dev))
+    guard let packets = files.withBytes(pid: first, tid: first, file: .netDev, packetCount(raw:))
+    else { return nil }
+    return ActivitySample(threads: threads, packets: packets)
   }
 
   /// Whether process `pid` still runs: one of its threads exists and is not a zombie. Not
@@ -55,11 +79,16 @@ enum RunActivityProbe {
   /// is not idle.
   /// Called every turn: the leader's stat alone answers while it lives; the task list is read
   /// only once it is a zombie.
-  static func isAlive(_ pid: Int32) -> Bool {
-    guard let leader = readBytes("/proc/\(pid)/stat"), let state = threadState(bytes: leader)
-    else { return false }
+  static func isAlive(_ pid: Int32, files: ThreadStatFiles? = nil) -> Bool {
+    let leaderState =
+      if let files {
+        files.withBytes(pid: pid, tid: pid, file: .stat, { threadState(raw: $0) }) ?? nil
+      } else {
+        readBytes("/proc/\(pid)/stat").flatMap { threadState(bytes: $0) }
+      }
+    guard let state = leaderState else { return false }
     if state != "Z" && state != "X" { return true }
-    guard let tasks = directoryEntries("/proc/\(pid)/task") else { return false }
+    guard let tasks = taskIDs(of: pid) else { return false }
     return tasks.contains { task in
       guard let stat = readBytes("/proc/\(pid)/task/\(task)/stat"),
         let state = threadState(bytes: stat)
@@ -70,6 +99,10 @@ enum RunActivityProbe {
 
   /// The state letter of a stat line's bytes: after the last ')' (the name may hold any byte).
   static func threadState(bytes: [UInt8]) -> Character? {
+    bytes.withUnsafeBytes { threadState(raw: $0) }
+  }
+
+  static func threadState(raw bytes: UnsafeRawBufferPointer) -> Character? {
     guard let close = bytes.lastIndex(of: UInt8(ascii: ")")) else { return nil }
     guard let letter = bytes[(close + 1)...].first(where: { $0 != UInt8(ascii: " ") }) else {
       return nil
@@ -78,7 +111,7 @@ enum RunActivityProbe {
   }
 
   /// The decimal number a text starts with (schedstat's first field).
-  static func leadingNumber(_ bytes: [UInt8]) -> UInt64? {
+  static func leadingNumber<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> UInt64? {
     var value: UInt64 = 0
     var digits = 0
     for byte in bytes {
@@ -110,28 +143,65 @@ enum RunActivityProbe {
 
   /// Packets received plus sent on every interface of a /proc/net/dev text.
   static func packetCount(_ dev: String) -> UInt64 {
+    Array(dev.utf8).withUnsafeBytes { packetCount(raw: $0) }
+  }
+
+  /// Packets received plus sent on every interface of /proc/net/dev's bytes: on each line
+  /// with a colon (the header's have none), the 2nd and 10th numbers after it.
+  static func packetCount(raw bytes: UnsafeRawBufferPointer) -> UInt64 {
     var total: UInt64 = 0
-    for line in dev.split(separator: "\n") {
-      guard let colon = line.firstIndex(of: ":") else { continue }
-      let fields = line[line.index(after: colon)...].split(separator: " ")
-      guard fields.count >= 10 else { continue }
-      total &+= (UInt64(fields[1]) ?? 0) &+ (UInt64(fields[9]) ?? 0)
+    var afterColon = false
+    var field = 0
+    var value: UInt64 = 0
+    var inNumber = false
+    for byte in bytes {
+      switch byte {
+      case UInt8(ascii: "\n"):
+        afterColon = false
+      case UInt8(ascii: ":"):
+        afterColon = true
+        field = 0
+        inNumber = false
+      case UInt8(ascii: "0")...UInt8(ascii: "9") where afterColon:
+        if !inNumber {
+          inNumber = true
+          field += 1
+          value = 0
+        }
+        value = value &* 10 &+ UInt64(byte - UInt8(ascii: "0"))
+        continue
+      default:
+        break
+      }
+      if inNumber {
+        inNumber = false
+        if field == 2 || field == 10 { total &+= value }
+      }
     }
+    if inNumber && (field == 2 || field == 10) { total &+= value }
     return total
   }
 
-  /// The names in a directory (without . and ..); nil when it cannot be read.
-  private static func directoryEntries(_ path: String) -> [String]? {
-    guard let directory = opendir(path) else { return nil }
+  /// The thread ids in `/proc/PID/task`; nil when it cannot be read (the process has ended).
+  private static func taskIDs(of pid: Int32) -> [Int32]? {
+    guard let directory = opendir("/proc/\(pid)/task") else { return nil }
     defer { closedir(directory) }
-    var names: [String] = []
+    var ids: [Int32] = []
     while let entry = readdir(directory) {
-      let name = withUnsafeBytes(of: entry.pointee.d_name) {
-        String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+      let id = withUnsafeBytes(of: entry.pointee.d_name) { name -> Int32? in
+        var value: Int32 = 0
+        var digits = 0
+        for byte in name {
+          if byte == 0 { break }
+          guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }
+          value = value &* 10 &+ Int32(byte - UInt8(ascii: "0"))
+          digits += 1
+        }
+        return digits > 0 ? value : nil
       }
-      if name != "." && name != ".." { names.append(name) }
+      if let id { ids.append(id) }
     }
-    return names
+    return ids
   }
 
   /// A small file's bytes (a /proc stat line); nil when it cannot be opened.
@@ -149,9 +219,5 @@ enum RunActivityProbe {
     }
     buffer.removeSubrange(total...)
     return buffer
-  }
-
-  private static func readSmall(_ path: String, limit: Int = 1024) -> String? {
-    readBytes(path, limit: limit).map { String(decoding: $0, as: UTF8.self) }
   }
 }
