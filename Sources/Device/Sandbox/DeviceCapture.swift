@@ -38,14 +38,22 @@ extension SandboxRun {
         interface: AddressPlan.censorDeviceInterface, policy: farEnd,
         pcapPath: pcapPath.map(DeviceLinkCapture.wirePcapPath(beside:)), bufferSize: bufferSize,
         prepareThread: { try censor.enterOnCurrentThread() }, cooked: true))
-    try deviceCapture.start()
+    // Both rings are made at once (each is zeroed page by page: tens of ms).
+    try deviceCapture.launch()
     do {
-      try wireCapture.start()
+      try wireCapture.launch()
     } catch {
       _ = deviceCapture.stop()
       throw error
     }
     let pair = DeviceLinkCapture(device: deviceCapture, wire: wireCapture)
+    do {
+      try deviceCapture.awaitStart()
+      try wireCapture.awaitStart()
+    } catch {
+      _ = pair.stop()
+      throw error
+    }
     do {
       try SandboxExec.sendPositiveControl(
         self, probe: probe, captures: [deviceCapture, wireCapture])

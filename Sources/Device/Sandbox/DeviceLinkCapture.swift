@@ -47,8 +47,11 @@ public final class DeviceLinkCapture: Sendable {
 
   /// Stops both captures (each drains its ring first) and returns the merged report.
   public func stop() -> AuditReport {
-    let deviceReport = device.stop()
-    return Self.merge(device: deviceReport, wire: wire.stop())
+    // Both drain and release their rings at once.
+    device.requestStop()
+    wire.requestStop()
+    let deviceReport = device.awaitStop()
+    return Self.merge(device: deviceReport, wire: wire.awaitStop())
   }
 
   /// The run's report from both ends. Pure.

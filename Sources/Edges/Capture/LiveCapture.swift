@@ -85,6 +85,15 @@ public final class LiveCapture: @unchecked Sendable {
   /// captured, or throws the reason it could not (naming the interface).
   @discardableResult
   public func start() throws -> LiveCapture {
+    try launch()
+    try awaitStart()
+    return self
+  }
+
+  /// Starts the capture thread without waiting for it to open the handle: several captures
+  /// launched together open at once (each kernel ring, tens of MB zeroed page by page, takes
+  /// tens of ms). ``awaitStart()`` then waits.
+  public func launch() throws {
     try lock.withLock {
       guard state == .idle else {
         throw CaptureError("capture on \(configuration.interface): already started")
@@ -95,13 +104,17 @@ public final class LiveCapture: @unchecked Sendable {
     let thread = Thread { [self] in run() }
     thread.name = "failclosed.capture.\(configuration.interface)"
     thread.start()
+  }
+
+  /// Waits until the launched capture has opened its handle, or throws why it could not.
+  public func awaitStart() throws {
     started.wait()
+    started.signal()
     if let startError {
       lock.withLock { state = .stopped }
       closeWakePipe()
       throw startError
     }
-    return self
   }
 
   /// Records a reason the run cannot vouch for a pass (e.g. the capture started after the
@@ -113,6 +126,13 @@ public final class LiveCapture: @unchecked Sendable {
   /// Stops the capture after draining what the kernel still holds, reads pcap_stats, closes
   /// the pcap file and returns the report. Call after the caller's grace period.
   public func stop() -> AuditReport {
+    requestStop()
+    return awaitStop()
+  }
+
+  /// Asks the capture thread to drain and stop, without waiting: captures stopped together
+  /// release their rings at once. ``awaitStop()`` then waits for the report.
+  public func requestStop() {
     let wait: Bool = lock.withLock {
       if state == .running {
         state = .stopping
@@ -127,6 +147,13 @@ public final class LiveCapture: @unchecked Sendable {
         var byte: UInt8 = 1
         if wakePipe[1] >= 0 { _ = write(wakePipe[1], &byte, 1) }
       }
+    }
+  }
+
+  /// Waits for the report of a capture asked to stop (``requestStop()``).
+  public func awaitStop() -> AuditReport {
+    let wait = lock.withLock { state == .stopping }
+    if wait {
       finished.wait()
       finished.signal()
     }

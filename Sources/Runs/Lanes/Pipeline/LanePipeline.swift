@@ -21,7 +21,8 @@ public enum LanePipeline {
     /// Real seconds to keep capturing after the app has ended, before the processes left are
     /// stopped and the end marker (``CaptureEndMarker``) closes the capture: what the app sent
     /// is caught by the marker alone; the grace is for what the app's tree still does after
-    /// it (the real lane's tor).
+    /// it (the real lane's tor). On the event clock it is skipped when nothing of the app's
+    /// tree is left in the device.
     public var grace: Double
     /// Called with each event as it happens (the app's, and the harness's crashes and censor
     /// changes), on the pipeline's thread: `replay` streams them, so an interrupted run still
@@ -208,8 +209,11 @@ public enum LanePipeline {
     runError = run.appEnded(runError: runError, appOutput: appOutput)
     // What the app's tree still does after it is caught for the grace period; then nothing is
     // left in the device, and once the capture has read the end marker it has read every
-    // packet sent before it.
-    wallClock.sleepBlocking(seconds: options.grace)
+    // packet sent before it. On the event clock (the mock's model) an app with nothing of its
+    // tree left in the device has nothing left to send: no grace.
+    if page == nil || !app.processesInDevice().isEmpty {
+      wallClock.sleepBlocking(seconds: options.grace)
+    }
     app.killTree()
     run.stopTorSide()
     if !CaptureEndMarker.confirm(capture, sandbox: sandbox, timeout: Self.endMarkerTimeout) {
