@@ -30,7 +30,7 @@ public enum ScenarioCommandLines {
     }
     for address in guards { arguments += ["--guard", address] }
     for fault in plan.faults {
-      arguments += ["--fault", "\(host(of: fault.destination))=\(faultSpec(fault))"]
+      arguments += ["--fault", "\(host(of: fault.destination))=\(fault.mockSpec)"]
     }
     return arguments
   }
@@ -115,18 +115,6 @@ public enum ScenarioCommandLines {
       return String(destination[..<colon])
     }
     return destination
-  }
-
-  /// The mock's fault spelling (toxiproxy's vocabulary) for a scenario fault.
-  static func faultSpec(_ fault: StreamFault) -> String {
-    switch fault.kind {
-    case .drop: return "blackhole"
-    case .reset: return "reset_after=\(fault.afterBytes ?? 0)"
-    case .latency: return "latency=\(fault.milliseconds ?? 0)"
-    case .blackhole: return "blackhole"
-    case .socksError: return "reply=0x" + String(fault.reply ?? 1, radix: 16)
-    case .slowClose: return "slow_close=\(fault.milliseconds ?? 0)"
-    }
   }
 
   static func format(_ value: Double) -> String {
