@@ -144,6 +144,19 @@ import Vocabulary
     }
   }
 
+  /// The mock keeps one SPEC per host (a second `--fault` replaced the first), so two faults
+  /// on one host reach it as one SPEC with both toxics.
+  @Test func faultsOfOneHostReachTheMockTogether() throws {
+    let text = Self.scenarioText(faults: [
+      Self.faultJSON(StreamFaultKinds.latency, ["ms": 200]),
+      Self.faultJSON(StreamFaultKinds.socksError, ["reply": 0xF2], destination: "relay.test:80"),
+      Self.faultJSON(StreamFaultKinds.drop, [:], destination: "other.test:443"),
+    ])
+    let specs = try Self.mockSpecs(text)
+    #expect(specs == ["latency=200,reply=0xf2", "blackhole"])
+    #expect(try StreamToxics(parsing: specs[0]).toxics.map(\.toxicName) == ["reply", "latency"])
+  }
+
   // MARK: a new kind, one entry
 
   /// A kind no one has, on a toxic the mock already has: bandwidth, from a `kbps` field.

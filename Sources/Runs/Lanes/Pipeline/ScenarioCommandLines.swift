@@ -29,10 +29,20 @@ public enum ScenarioCommandLines {
       arguments += ["--control-port", String(controlPort), "--control-disable-network"]
     }
     for address in guards { arguments += ["--guard", address] }
-    for fault in plan.faults {
-      arguments += ["--fault", "\(host(of: fault.destination))=\(fault.mockSpec)"]
+    return arguments + faultArguments(plan.faults)
+  }
+
+  /// One `--fault HOST=SPEC` per host, its faults' toxics joined: the mock keys faults by
+  /// host and a second `--fault` for a host would replace the first.
+  static func faultArguments(_ faults: [StreamFault]) -> [String] {
+    var hosts: [String] = []
+    var specs: [String: [String]] = [:]
+    for fault in faults {
+      let host = host(of: fault.destination)
+      if specs[host] == nil { hosts.append(host) }
+      specs[host, default: []].append(fault.mockSpec)
     }
-    return arguments
+    return hosts.flatMap { ["--fault", $0 + "=" + specs[$0]!.joined(separator: ",")] }
   }
 
   /// `failclosed app ...` with the scenario's profile, reading `actionsFile`. Mock lane: the
