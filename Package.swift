@@ -26,8 +26,8 @@ let package = Package(
       name: "FailClosedSupport", dependencies: ["CSpawn"], path: "Sources/Edges/FailClosedSupport"),
     // SHA-1 and SHA-256 in Swift, for the pure protocol modules (WebSocket accept, SAFECOOKIE).
     .target(name: "Digest", path: "Sources/Cores/Digest"),
-    // The words scenario files, actions files and the censor share: action verbs, censor
-    // actions. One list each, no dependencies.
+    // The words scenario files, actions files, the censor and the mock's command line share:
+    // action verbs, censor actions, stream fault kinds. One list each, no dependencies.
     .target(name: "Vocabulary", path: "Sources/Cores/Vocabulary"),
     // Pure protocol cores: bytes in, events and bytes out.
     .target(name: "SOCKS", path: "Sources/Cores/SOCKS"),

@@ -91,8 +91,11 @@ struct ProbeResult: Equatable, CustomStringConvertible {
 }
 
 /// Sends each step, pausing in between so replies are not pipelined, then reads until the
-/// server closes or `wait` seconds pass in silence.
-func probe(_ address: SocketAddress, steps: [[UInt8]], wait: Double = 0.6) throws -> ProbeResult {
+/// server closes or `wait` seconds pass in silence; `thenStopSending` shuts the client's
+/// writing side after the last step (a client that half-closes once its request is out).
+func probe(
+  _ address: SocketAddress, steps: [[UInt8]], wait: Double = 0.6, thenStopSending: Bool = false
+) throws -> ProbeResult {
   let socket = try Socket.connect(to: address, timeout: 5)
   defer { socket.close() }
   var received: [UInt8] = []
@@ -114,7 +117,9 @@ func probe(_ address: SocketAddress, steps: [[UInt8]], wait: Double = 0.6) throw
       closed = true
       break
     }
-    drain(for: index == steps.count - 1 ? wait : 0.25)
+    let last = index == steps.count - 1
+    if last, thenStopSending { socket.shutdownWrite() }
+    drain(for: last ? wait : 0.25)
   }
   return ProbeResult(bytes: received, closed: closed)
 }

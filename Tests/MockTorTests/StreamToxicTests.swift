@@ -76,6 +76,12 @@ import Testing
     #expect(all.description == samples.joined(separator: ","), "written back in registry order")
     #expect(try StreamToxics(parsing: "reset_peer=5") == StreamToxics([ResetPeerToxic(bytes: 5)]))
     #expect(try StreamToxics(parsing: "timeout=0") == StreamToxics([BlackholeToxic()]))
+    // blackhole's value is optional: bare, the request is never answered; with BYTES, the
+    // stream goes silent part-way.
+    let partWay = try StreamToxics(parsing: "blackhole=100")
+    #expect(partWay == StreamToxics([BlackholeToxic(afterBytes: 100)]))
+    #expect(partWay.description == "blackhole=100")
+    #expect(StreamToxics.usage.contains { $0.hasPrefix("blackhole[=BYTES] ") })
   }
 
   @Test func badSpellingsNameTheToxicAndWhatItNeeds() {
@@ -84,6 +90,8 @@ import Testing
       ("latency=-1", "latency needs a number of milliseconds >= 0"),
       ("reply=0x00", "reply needs a failure code"), ("timeout=5", "only timeout=0"),
       ("bandwidth", "bandwidth needs a number of kilobytes per second"),
+      ("blackhole=many", "blackhole needs a number of bytes"),
+      ("reset_after=1e30", "reset_after needs at most 2^52 bytes"),
     ]
     for (spec, reason) in cases {
       do {
@@ -101,6 +109,7 @@ import Testing
     #expect(BandwidthToxic(bytesPerSecond: 1024).directions == [.downstream])
     #expect(ResetPeerToxic(bytes: 1).directions == [.upstream, .downstream])
     #expect(BlackholeToxic().directions == [.upstream])
+    #expect(BlackholeToxic(afterBytes: 1).directions == [.upstream, .downstream])
     #expect(SlowCloseToxic(seconds: 1).directions == [.downstream])
     // Shaping answers only in the directions declared.
     #expect(LatencyToxic(seconds: 1).delay(before: 10, .upstream) == 0)
@@ -184,6 +193,35 @@ import Testing
     let control = try Rig(nil)
     let answered = try probe(control.proxy, steps: request)
     #expect(answered.bytes.count > 2 && answered.bytes[2...3] == [0x05, 0x00], "a success reply")
+    _ = try control.record()
+  }
+
+  @Test func blackholeAfterBytesRelaysThatMuchThenGoesSilentWithoutClosing() throws {
+    let get = Array("GET / HTTP/1.0\r\n\r\n".utf8)
+    let request: [[UInt8]] = [
+      [0x05, 0x01, 0x00], [0x05, 0x01, 0x00, 0x03, 0x08] + Array("web.test".utf8) + [0, 80], get,
+    ]
+    // The request (18 bytes) fits; the first byte of the answer would pass the limit.
+    let rig = try Rig(StreamToxics([BlackholeToxic(afterBytes: get.count)]))
+    let stalled = try probe(rig.proxy, steps: request)
+    #expect(stalled.bytes.count == 12, "the greeting's and the connect's replies only")
+    #expect(stalled.bytes[2...3] == [0x05, 0x00], "connected")
+    #expect(!stalled.closed, "silent, not closed")
+    let record = try rig.record()
+    #expect(record["outcome"]?.stringValue == "blackholed after 18 bytes")
+    #expect(record["bytes_up"]?.intValue == get.count, "the request reached the destination")
+    #expect(record["bytes_down"]?.intValue == 0)
+
+    // A client that stops sending after its request is held open all the same.
+    let halfClosed = try Rig(StreamToxics([BlackholeToxic(afterBytes: get.count)]))
+    let held = try probe(halfClosed.proxy, steps: request, thenStopSending: true)
+    #expect(held.bytes.count == 12 && !held.closed, "silent, not closed")
+    #expect(try halfClosed.record()["outcome"]?.stringValue == "blackholed after 18 bytes")
+
+    // Control: the same request without the toxic gets the page.
+    let control = try Rig(nil)
+    let answered = try probe(control.proxy, steps: request)
+    #expect(answered.bytes.count > 12 + Self.body.utf8.count)
     _ = try control.record()
   }
 

@@ -1,6 +1,7 @@
 import FailClosedSupport
 import Foundation
 import Testing
+import Vocabulary
 
 @testable import Lanes
 @testable import Scenarios
@@ -211,13 +212,16 @@ struct LeakAuditLaneTests {
   }
 
   @Test func faultsAndCrashesMapToTheMock() {
-    #expect(
-      ScenarioCommandLines.faultSpec(
-        StreamFault(destination: "relay.damus.io:443", kind: .socksError, reply: 0xF2))
-        == "reply=0xf2")
-    #expect(
-      ScenarioCommandLines.faultSpec(
-        StreamFault(destination: "a:1", kind: .latency, milliseconds: 200)) == "latency=200")
+    let faults = [
+      StreamFault(
+        destination: "relay.damus.io:443", kind: StreamFaultKinds.socksError,
+        values: ["reply": 0xF2]),
+      StreamFault(destination: "a:1", kind: StreamFaultKinds.latency, values: ["ms": 200]),
+    ]
+    let line = ScenarioCommandLines.mockTor(
+      TorPlan(personality: .arti, bootstrap: "healthy", faults: faults), executable: "failclosed",
+      timeScale: 1, guards: [], eventLog: "log")
+    #expect(line.suffix(4) == ["--fault", "relay.damus.io=reply=0xf2", "--fault", "a=latency=200"])
     #expect(ScenarioCommandLines.host(of: "relay.damus.io:443") == "relay.damus.io")
     #expect(ScenarioCommandLines.host(of: "[fd66::1]:443") == "fd66::1")
   }

@@ -201,6 +201,10 @@ import Vocabulary
     for (i, text) in Self.validDocuments.enumerated() {
       documents.append(("valid \(i)", text, true))
     }
+    // Each fault kind's fields, made from the list.
+    for (i, fault) in StreamFaultKindsTests.schemaCases().enumerated() {
+      documents.append(("fault \(i)", fault.text, fault.valid))
+    }
     // One line per document for the validator.
     let lines = try documents.map { doc -> String in
       try JSONParser.parse(doc.text).serialized()

@@ -47,3 +47,29 @@ extension CensorAction {
       .joined(separator: "\n")
   }
 }
+
+extension StreamFaultKinds {
+  /// Fault, its fields, how `failclosed mock-tor --fault HOST=SPEC` spells it, what it does.
+  public static func guideTable(of kinds: [StreamFaultKind] = all) -> String {
+    var lines = ["| fault | fields | mock spelling | what |", "|---|---|---|---|"]
+    for kind in kinds {
+      let fields = kind.parameters.map(cell).joined(separator: "; ")
+      let spelling = kind.toxics.map(spelling).joined(separator: ",")
+      lines.append("| `\(kind.name)` | \(fields) | `\(spelling)` | \(kind.summary) |")
+    }
+    return lines.joined(separator: "\n")
+  }
+
+  private static func cell(_ parameter: StreamFaultParameter) -> String {
+    let ranges = parameter.ranges.map { "\($0.lowerBound) to \($0.upperBound)" }
+      .joined(separator: " or ")
+    let fallback = parameter.defaultValue.map { " (default \($0))" } ?? ""
+    return "`\(parameter.field)`: \(parameter.meaning), \(ranges)\(fallback)"
+  }
+
+  /// "latency=ms", "reply=0x(reply in hex)": the toxic with the field its value comes from.
+  private static func spelling(_ toxic: ToxicSpelling) -> String {
+    guard let field = toxic.valueField else { return toxic.toxic }
+    return toxic.toxic + "=" + (toxic.notation == .hexadecimal ? "0x(\(field) in hex)" : field)
+  }
+}

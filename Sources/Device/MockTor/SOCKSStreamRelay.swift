@@ -81,16 +81,23 @@ final class SOCKSStreamRelay: @unchecked Sendable {
   }
 
   private func blackhole() -> StreamOutcome {
+    swallowClient()
+    return StreamOutcome(result: .blackholed, reply: nil)
+  }
+
+  /// Reads and drops what the client sends until it closes or the mock stops. A client that
+  /// already stopped sending is held open, silent, until its socket fails or the mock stops.
+  private func swallowClient(sending: Bool = true) {
     var scratch = [UInt8](repeating: 0, count: 16_384)
     while !mock.isStoppedOrCrashed {
-      guard let ready = try? client.poll(.readable, timeout: 0.1) else { break }
-      if !ready.isEmpty {
+      guard let ready = try? client.poll(sending ? .readable : [], timeout: 0.1) else { break }
+      if !sending, !ready.isDisjoint(with: [.hangUp, .error]) { break }
+      if sending, !ready.isEmpty {
         let n = (try? client.read(into: &scratch)) ?? 0
         if n <= 0 { break }
         bytesUp += n
       }
     }
-    return StreamOutcome(result: .blackholed, reply: nil)
   }
 
   private func resolve() -> StreamOutcome {
@@ -190,6 +197,9 @@ final class SOCKSStreamRelay: @unchecked Sendable {
           upstream.shutdownWrite()
         } else {
           if let reset = resetIfDue(fault, adding: n) { return reset }
+          if let silence = silenceIfDue(fault, adding: n, swallowed: n, clientSending: true) {
+            return silence
+          }
           mock.sleep(fault.delay(before: n, .upstream))
           bytesUp += n
           guard StreamSend.all(upstream.fd, scratch, count: n) else {
@@ -209,6 +219,9 @@ final class SOCKSStreamRelay: @unchecked Sendable {
           return upOpen ? .destinationClosed : .closed
         }
         if let reset = resetIfDue(fault, adding: n) { return reset }
+        if let silence = silenceIfDue(fault, adding: n, swallowed: 0, clientSending: upOpen) {
+          return silence
+        }
         mock.sleep(fault.delay(before: n, .downstream))
         guard StreamSend.all(client.fd, scratch, count: n) else { return .clientClosed }
         bytesDown += n
@@ -229,6 +242,19 @@ final class SOCKSStreamRelay: @unchecked Sendable {
     guard fault.resets(after: bytesUp + bytesDown + count) else { return nil }
     client.reset()
     return .resetAfter(bytes: bytesUp + bytesDown)
+  }
+
+  /// blackhole=BYTES: the chunk that would pass the limit is dropped (`swallowed` counts the
+  /// client's part of it, as a blackhole counts what it swallows), then the stream stays open
+  /// and silent.
+  private func silenceIfDue(
+    _ fault: StreamToxics, adding count: Int, swallowed: Int, clientSending: Bool
+  ) -> StreamResult? {
+    let relayed = bytesUp + bytesDown
+    guard fault.silences(after: relayed + count) else { return nil }
+    bytesUp += swallowed
+    swallowClient(sending: clientSending)
+    return .blackholedAfter(bytes: relayed)
   }
 
   // MARK: log

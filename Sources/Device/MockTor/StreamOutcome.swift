@@ -64,6 +64,8 @@ enum StreamResult: Sendable, Equatable, CustomStringConvertible {
   case closed, destinationClosed, clientClosed, idleTimeout, noUpstream, pollFailed
   /// A `reset` fault, after this many bytes relayed.
   case resetAfter(bytes: Int)
+  /// A `blackhole=BYTES` fault: silent after this many bytes relayed.
+  case blackholedAfter(bytes: Int)
 
   var description: String {
     switch self {
@@ -87,6 +89,7 @@ enum StreamResult: Sendable, Equatable, CustomStringConvertible {
     case .noUpstream: return "no upstream"
     case .pollFailed: return "poll failed"
     case .resetAfter(let bytes): return "reset after \(bytes) bytes"
+    case .blackholedAfter(let bytes): return "blackholed after \(bytes) bytes"
     }
   }
 }

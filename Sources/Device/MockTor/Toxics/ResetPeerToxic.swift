@@ -11,7 +11,7 @@ public struct ResetPeerToxic: StreamToxic, Equatable {
   public init(bytes: Int) { self.bytes = bytes }
 
   public init(value: String?, name: String) throws(ToxicValueError) {
-    bytes = Int(try ToxicValueError.number(value, name: name, unit: "bytes"))
+    bytes = try ToxicValueError.bytes(value, name: name)
   }
 
   public var directions: Set<StreamDirection> { [.upstream, .downstream] }

@@ -49,7 +49,8 @@ public struct StreamToxics: Sendable, Equatable, CustomStringConvertible {
   /// The toxics' lines for `--help`: "latency=MS  delay the reply ...".
   public static var usage: [String] {
     registered.map { kind in
-      let spelling = kind.name + (kind.valueName.map { "=" + $0 } ?? "")
+      let value = kind.valueName.map { kind.valueIsOptional ? "[=\($0)]" : "=" + $0 } ?? ""
+      let spelling = kind.name + value
       let aliases = kind.aliases.isEmpty ? "" : " (also \(kind.aliases.joined(separator: ", ")))"
       return spelling + String(repeating: " ", count: max(2, 20 - spelling.count)) + kind.summary
         + aliases
@@ -79,6 +80,7 @@ public struct StreamToxics: Sendable, Equatable, CustomStringConvertible {
   }
 
   func resets(after flowed: Int) -> Bool { toxics.contains { $0.resets(after: flowed) } }
+  func silences(after flowed: Int) -> Bool { toxics.contains { $0.silences(after: flowed) } }
 
   func delay(before count: Int, _ direction: StreamDirection) -> Double {
     toxics.map { $0.delay(before: count, direction) }.reduce(0, +)

@@ -184,37 +184,23 @@ extension TorPlan {
   public var plan: BootstrapPlan? { try? BootstrapPlan(parsing: bootstrap) }
 }
 
-/// A fault the mock applies to streams towards one destination (toxiproxy's vocabulary).
+/// A fault the mock applies to streams towards one destination: a kind of
+/// ``StreamFaultKinds/all`` (toxiproxy's vocabulary) and the values of its fields.
 public struct StreamFault: Sendable, Equatable {
-  public enum Kind: String, Sendable, CaseIterable {
-    case drop
-    case reset
-    case latency
-    case blackhole
-    case socksError = "socks-error"
-    case slowClose = "slow-close"
-  }
-
   /// "host:port" as the app names it, e.g. "relay.damus.io:443".
   public var destination: String
-  public var kind: Kind
-  /// For latency: added delay in milliseconds.
-  public var milliseconds: Int?
-  /// For blackhole: bytes passed before the stream goes silent.
-  public var afterBytes: Int?
-  /// For socks-error: the SOCKS5 reply code (1...8, or Tor's 0xF0...0xF7).
-  public var reply: Int?
+  public var kind: StreamFaultKind
+  /// The kind's fields by name, the defaults of those left out filled in (["ms": 200]).
+  public var values: [String: Int]
 
-  public init(
-    destination: String, kind: Kind, milliseconds: Int? = nil, afterBytes: Int? = nil,
-    reply: Int? = nil
-  ) {
+  public init(destination: String, kind: StreamFaultKind, values: [String: Int] = [:]) {
     self.destination = destination
     self.kind = kind
-    self.milliseconds = milliseconds
-    self.afterBytes = afterBytes
-    self.reply = reply
+    self.values = kind.completed(values)
   }
+
+  /// The SPEC of the mock's `--fault HOST=SPEC` (toxics, comma-separated).
+  public var mockSpec: String { kind.mockSpec(values) }
 }
 
 /// The censor between the device and the world.

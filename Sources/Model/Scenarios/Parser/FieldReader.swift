@@ -129,17 +129,23 @@ struct FieldReader {
   func integer(_ key: String, in range: ClosedRange<Int>, _ what: String, required: Bool = false)
     throws(ScenarioError) -> Int?
   {
+    try integer(key, in: [range], what, required: required)
+  }
+
+  /// An integer in any of `ranges` (a SOCKS reply code: 1 to 8 or 240 to 247).
+  func integer(
+    _ key: String, in ranges: [ClosedRange<Int>], _ what: String, required: Bool = false
+  ) throws(ScenarioError) -> Int? {
     guard let value = value(key) else {
       if required { throw fail(nil, "missing \"\(key)\": expected \(what)") }
       return nil
     }
-    guard case .number(let n) = value, n.rounded() == n, n >= Double(range.lowerBound),
-      n <= Double(range.upperBound)
+    guard case .number(let n) = value, n.rounded() == n,
+      ranges.contains(where: { n >= Double($0.lowerBound) && n <= Double($0.upperBound) })
     else {
-      throw fail(
-        key,
-        "expected \(what) (an integer from \(range.lowerBound) to \(range.upperBound)), "
-          + "got \(value.shortDescription)")
+      let allowed = ranges.map { "from \($0.lowerBound) to \($0.upperBound)" }
+        .joined(separator: " or ")
+      throw fail(key, "expected \(what) (an integer \(allowed)), got \(value.shortDescription)")
     }
     return Int(n)
   }

@@ -34,9 +34,11 @@ public enum ScenarioParser {
   public static let maximumFileBytes = 1 << 20
 
   /// `name` defaults to the file name without directory and `.json`; `verbs` are the action
-  /// verbs steps may use (``ActionVerbs/all`` unless a test says).
+  /// verbs steps may use (``ActionVerbs/all`` unless a test says), `faultKinds` the stream
+  /// faults `tor.faults` may name (``StreamFaultKinds/all`` unless a test says).
   public static func parse(
-    _ text: String, file: String, name: String? = nil, verbs: [ActionVerb] = ActionVerbs.all
+    _ text: String, file: String, name: String? = nil, verbs: [ActionVerb] = ActionVerbs.all,
+    faultKinds: [StreamFaultKind] = StreamFaultKinds.all
   ) throws(ScenarioError) -> Scenario {
     let root: JSONValue
     let size = text.utf8.count
@@ -91,7 +93,7 @@ public enum ScenarioParser {
     }
     let tor: TorSide =
       lane == .mock
-      ? .mock(try parseTor(torReader, duration: duration))
+      ? .mock(try parseTor(torReader, duration: duration, faultKinds: faultKinds))
       : .realTor(try parseRealTor(torReader))
     guard let appReader = try doc.object("app") else {
       throw doc.fail(nil, "missing \"app\": expected an object (profile, actions)")
@@ -211,9 +213,9 @@ public enum ScenarioParser {
     return RealTorPlan(client: client, bridges: bridges)
   }
 
-  private static func parseTor(_ r: FieldReader, duration: Double) throws(ScenarioError)
-    -> TorPlan
-  {
+  private static func parseTor(
+    _ r: FieldReader, duration: Double, faultKinds: [StreamFaultKind]
+  ) throws(ScenarioError) -> TorPlan {
     try rejectOtherLane(r, ["client", "bridges"], lane: .mock)
     try r.rejectUnknown(allowing: [
       "personality", "bootstrap", "faults", "crashAt", "bootstrapEndOrder", "note",
@@ -230,7 +232,7 @@ public enum ScenarioParser {
       throw r.fail("bootstrap", "\(error)")
     }
     let faults = try (r.array("faults", "faults") ?? []).map { f throws(ScenarioError) in
-      try parseFault(FieldReader(f.value, file: r.file, path: f.path))
+      try parseFault(FieldReader(f.value, file: r.file, path: f.path), kinds: faultKinds)
     }
     let crashAt = try r.seconds("crashAt")
     if let crashAt, crashAt > duration {
@@ -253,21 +255,31 @@ public enum ScenarioParser {
     "\(formatSeconds(t)) is after the end of the run (duration \(formatSeconds(duration)))"
   }
 
-  private static func parseFault(_ r: FieldReader) throws(ScenarioError) -> StreamFault {
-    try r.rejectUnknown(allowing: ["destination", "fault", "ms", "afterBytes", "reply", "note"])
+  /// A fault of one of `kinds`: the kind's fields are read as its entry says, and a field of
+  /// another kind is an error naming whose it is (the mock would have ignored it).
+  private static func parseFault(_ r: FieldReader, kinds: [StreamFaultKind]) throws(ScenarioError)
+    -> StreamFault
+  {
+    let kind = StreamFaultKinds.kind(named: try r.oneOf("fault", kinds.map(\.name))!, in: kinds)!
+    let fields = kind.parameters.map(\.field)
+    for field in Set(kinds.flatMap { $0.parameters.map(\.field) }).subtracting(fields).sorted()
+    where r.value(field) != nil {
+      let owners = kinds.filter { $0.parameter(named: field) != nil }.map(\.name)
+      throw r.fail(
+        field,
+        "a field of \(owners.joined(separator: ", ")) faults; a \(kind.name) fault takes "
+          + (fields.isEmpty ? "none" : fields.joined(separator: ", ")))
+    }
+    try r.rejectUnknown(allowing: ["destination", "fault"] + fields + ["note"])
     let destination = try r.string(
       "destination", matching: FieldPatterns.destination, "a destination \"host:port\"")!
-    let kind = StreamFault.Kind(
-      rawValue: try r.oneOf("fault", StreamFault.Kind.allCases.map(\.rawValue))!)!
-    let ms = try r.integer(
-      "ms", in: 0...600_000, "a delay in milliseconds", required: kind == .latency)
-    let afterBytes = try r.integer(
-      "afterBytes", in: 0...1_073_741_824, "a byte count", required: kind == .blackhole)
-    let reply = try r.integer(
-      "reply", in: 1...255, "a SOCKS reply code", required: kind == .socksError)
+    var values: [String: Int] = [:]
+    for parameter in kind.parameters {
+      values[parameter.field] = try r.integer(
+        parameter.field, in: parameter.ranges, parameter.meaning, required: parameter.isRequired)
+    }
     _ = try r.string("note", required: false)
-    return StreamFault(
-      destination: destination, kind: kind, milliseconds: ms, afterBytes: afterBytes, reply: reply)
+    return StreamFault(destination: destination, kind: kind, values: values)
   }
 
   private static func parseNetwork(

@@ -29,10 +29,20 @@ public enum ScenarioCommandLines {
       arguments += ["--control-port", String(controlPort), "--control-disable-network"]
     }
     for address in guards { arguments += ["--guard", address] }
-    for fault in plan.faults {
-      arguments += ["--fault", "\(host(of: fault.destination))=\(faultSpec(fault))"]
+    return arguments + faultArguments(plan.faults)
+  }
+
+  /// One `--fault HOST=SPEC` per host, its faults' toxics joined: the mock keys faults by
+  /// host and a second `--fault` for a host would replace the first.
+  static func faultArguments(_ faults: [StreamFault]) -> [String] {
+    var hosts: [String] = []
+    var specs: [String: [String]] = [:]
+    for fault in faults {
+      let host = host(of: fault.destination)
+      if specs[host] == nil { hosts.append(host) }
+      specs[host, default: []].append(fault.mockSpec)
     }
-    return arguments
+    return hosts.flatMap { ["--fault", $0 + "=" + specs[$0]!.joined(separator: ",")] }
   }
 
   /// `failclosed app ...` with the scenario's profile, reading `actionsFile`. Mock lane: the
@@ -115,18 +125,6 @@ public enum ScenarioCommandLines {
       return String(destination[..<colon])
     }
     return destination
-  }
-
-  /// The mock's fault spelling (toxiproxy's vocabulary) for a scenario fault.
-  static func faultSpec(_ fault: StreamFault) -> String {
-    switch fault.kind {
-    case .drop: return "blackhole"
-    case .reset: return "reset_after=\(fault.afterBytes ?? 0)"
-    case .latency: return "latency=\(fault.milliseconds ?? 0)"
-    case .blackhole: return "blackhole"
-    case .socksError: return "reply=0x" + String(fault.reply ?? 1, radix: 16)
-    case .slowClose: return "slow_close=\(fault.milliseconds ?? 0)"
-    }
   }
 
   static func format(_ value: Double) -> String {
