@@ -248,4 +248,34 @@ import Testing
     _ = Spawner.wait(child)
     #expect(!RunActivityProbe.isAlive(child))
   }
+
+  /// The thread last found awake answers a busy turn only while its process is still sampled:
+  /// a crashed mock's leader stays a zombie (never asleep) until reaped, after its slot is
+  /// freed, and the run must not look busy for it (it hung until the lane's deadline).
+  @Test func aFreedProcesssZombieDoesNotKeepTheRunBusy() throws {
+    let actions = FileActions()
+    actions.open("/dev/null", to: 1, flags: O_WRONLY)
+    let crashed = try Spawner.spawn(["/bin/sleep", "1000"], actions: actions)
+    let asleep = try Spawner.spawn(["/bin/sleep", "1000"], actions: actions)
+    defer {
+      kill(asleep, SIGKILL)
+      _ = Spawner.wait(asleep)
+    }
+    kill(crashed, SIGKILL)
+    let real = SystemClock()
+    while RunActivityProbe.isAlive(crashed) && real.now < 30 { usleep(1000) }
+    defer { _ = Spawner.wait(crashed) }
+    var namespaces = ThreadNamespaceCache()
+    let files = ThreadStatFiles()
+    files.lastAwake = (crashed, crashed)
+    let sample = try #require(
+      RunActivityProbe.sample(pids: [asleep], namespaceOf: &namespaces, files: files))
+    #expect(sample.threads.keys.contains(asleep))
+    #expect(!sample.threads.keys.contains(crashed))
+    // The canary: while the zombie's process is still sampled, it is work.
+    files.lastAwake = (crashed, crashed)
+    let withIt = try #require(
+      RunActivityProbe.sample(pids: [asleep, crashed], namespaceOf: &namespaces, files: files))
+    #expect(withIt.threads[crashed]?.state == "Z")
+  }
 }

@@ -20,8 +20,11 @@ enum RunActivityProbe {
   ) -> ActivitySample? {
     guard let first = pids.first else { return nil }
     // The thread found awake last is the likeliest still to be: one read answers most busy
-    // turns.
+    // turns. Only while its process is still one sampled: a crashed mock's leader stays a
+    // zombie until reaped, after its slot is freed.
+    let own = getpid()
     if states, let awake = files.lastAwake,
+      pids.contains(awake.pid) || (awake.pid == own && !harnessNamespaces.isEmpty),
       let state = files.withBytes(
         pid: awake.pid, tid: awake.tid, file: .stat, { threadState(raw: $0) }),
       let state, state != "S"
@@ -32,7 +35,6 @@ enum RunActivityProbe {
     files.beginSample()
     defer { files.endSample() }
     var threads: [Int32: ActivitySample.Thread] = [:]
-    let own = getpid()
     for pid in pids + (harnessNamespaces.isEmpty ? [] : [own]) {
       guard let tasks = listTasks ? files.list(pid: pid, taskIDs(of: pid)) : files.listed(pid: pid)
       else { return nil }
