@@ -27,6 +27,15 @@ import Testing
         } catch let error as SystemError {
           outcome.set(error.code == ECONNREFUSED ? "refused: \(error)" : "other: \(error)")
         }
+        // The refused self-connection was closed with RST: no TIME_WAIT keeps a listener that
+        // comes later (the mock's SOCKS at its bootstrap's end) from binding the port.
+        do {
+          let late = try Socket.listen(on: SocketAddress("127.0.0.1:39050")!)
+          late.close()
+          outcome.setPortFree(true)
+        } catch {
+          outcome.setPortFree(false)
+        }
         // The control: with a listener on the one ephemeral port's neighbour, the connect
         // (from 39050) succeeds.
         let listener = try Socket.listen(on: SocketAddress("127.0.0.1:39051")!)
@@ -43,6 +52,7 @@ import Testing
     #expect(outcome.wait(), "the connecting thread did not finish")
     #expect(outcome.result?.hasPrefix("refused") == true, "\(outcome.result ?? "nothing")")
     #expect(outcome.control)
+    #expect(outcome.portFree, "the port stayed held after the refused self-connection")
   }
 }
 
@@ -52,6 +62,7 @@ final class ThreadOutcome: @unchecked Sendable {
   private let done = DispatchSemaphore(value: 0)
   private var value: String?
   private var controlPassed = false
+  private var portFreed = false
 
   func set(_ text: String) {
     lock.withLock {
@@ -64,7 +75,10 @@ final class ThreadOutcome: @unchecked Sendable {
     done.signal()
   }
 
+  func setPortFree(_ free: Bool) { lock.withLock { portFreed = free } }
+
   var result: String? { lock.withLock { value } }
+  var portFree: Bool { lock.withLock { portFreed } }
   var control: Bool { lock.withLock { controlPassed } }
 
   /// Waits for the thread (bounded: 10 s).

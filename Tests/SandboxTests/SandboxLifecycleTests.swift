@@ -31,6 +31,28 @@ struct SandboxLifecycleTests {
     #expect(Leftovers.of(names) == [])
   }
 
+  /// The device's ephemeral ports are Apple's (49152-65535), clear of the Tor side's ports:
+  /// in Linux's default range a probe of the unbound 127.0.0.1:39050 could connect to itself
+  /// and hold the port the mock binds later (a false FAILED of path-change-and-restart).
+  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  func theDevicesEphemeralPortsAreClearOfTheTorSidesPorts() async throws {
+    let run = try await SandboxRun.create()
+    let range = try CommandRunner.run([
+      "ip", "netns", "exec", run.names.device, "cat", "/proc/sys/net/ipv4/ip_local_port_range",
+    ]).stdout
+    #expect(range.split(whereSeparator: \.isWhitespace) == ["49152", "65535"])
+    // A client's source port, as the kernel picks it there.
+    let sourcePort: UInt16? = try await run.device.run {
+      let listener = try Socket.listen(on: SocketAddress("127.0.0.1:39050")!)
+      defer { listener.close() }
+      let client = try Socket.connect(to: SocketAddress("127.0.0.1:39050")!, timeout: 2)
+      defer { client.close() }
+      return client.localAddress?.port
+    }
+    #expect((sourcePort ?? 0) >= 49152, "source port \(String(describing: sourcePort))")
+    await teardownOffPool(run)
+  }
+
   @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
   func tearsDownAfterAThrownError() async throws {
     let names = SandboxNames.random()

@@ -158,10 +158,12 @@ public final class MockTor: @unchecked Sendable {
     return socksAddress
   }
 
-  /// Arti binds its SOCKS port once bootstrapped. A bind that fails (the port held for a moment:
-  /// a client's connect to the unbound port can take it as its own source port, Linux's
-  /// ephemeral range holding 39050) is logged once and tried again at the next poll, so a
-  /// probe of the harness's never keeps the mock from listening; the error stays readable.
+  /// Arti binds its SOCKS port once bootstrapped. A bind that fails (the port held: a client's
+  /// connect to the unbound port can take it as its own source port where the ephemeral range
+  /// holds 39050, as Linux's does; the harness's device namespace uses Apple's range, and
+  /// Socket.connect closes such a connection with RST, leaving no TIME_WAIT) is logged once
+  /// and tried again at the next poll; a run whose mock never listened is inconclusive
+  /// (MockLane), never the app's failure.
   private func bindAfterBootstrap() {
     let failedBefore = lock.withLock { bindError != nil }
     do {

@@ -135,6 +135,12 @@ enum Topology {
       settings.append((namespace, "/proc/sys/net/ipv6/conf/default/accept_dad", "0"))
       settings.append((namespace, "/proc/sys/net/ipv6/conf/all/accept_dad", "0"))
     }
+    // The device's ephemeral ports as on iOS and macOS (49152-65535), clear of the Tor side's
+    // ports (39050, 39051, 9050, 9051). In Linux's range (32768-60999) a probe of 127.0.0.1:39050
+    // while nothing listens there could pick 39050 as its own source port and connect to itself
+    // (TCP's simultaneous open), leaving the port in TIME_WAIT for 60 s: the mock's bind at its
+    // bootstrap's end then failed, and the run, a few real seconds long, never got its Tor.
+    settings.append((names.device, "/proc/sys/net/ipv4/ip_local_port_range", "49152 65535"))
     settings.append((names.censor, "/proc/sys/net/ipv4/ip_forward", "1"))
     settings.append((names.censor, "/proc/sys/net/ipv6/conf/all/forwarding", "1"))
     return settings

@@ -63,7 +63,10 @@ public final class Socket: @unchecked Sendable {
     // to itself (a simultaneous open). No listener answered, so it is refused, as on a
     // platform whose ephemeral range excludes the port. (Once in a CI run this made a stalled
     // mock Tor look bootstrapped to the app's SOCKS probe.)
+    // Closed with RST: a FIN would leave the port in TIME_WAIT for 60 s, where the listener
+    // that comes later (the mock's SOCKS at its bootstrap's end) cannot bind it.
     if socket.localAddress == address {
+      socket.resetOnClose()
       throw SystemError("connect(\(address)): connected to itself", code: ECONNREFUSED)
     }
     try socket.setNonBlocking(false)

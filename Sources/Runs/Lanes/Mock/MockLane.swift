@@ -187,12 +187,35 @@ class MockLaneRun: LaneRun {
         "the mock Tor exited early with status \(mockStatus): "
         + LanePipeline.lastLines(workDirectory + "/mock.log")
     }
+    // A mock that could not listen (its SOCKS port held) never gave the app its Tor: the
+    // harness failed, not the app.
+    if runError == nil, let error = Self.unrecoveredListenerError(workDirectory + "/mock.jsonl") {
+      runError = "the mock Tor could not listen, so the app never had its Tor: \(error)"
+    }
     // Stop the mock; the pipeline keeps capturing until its end marker is read.
     kill(-mock.pid, SIGTERM)
     return runError
   }
 
   func stopTorSide() { mock?.killTree() }
+
+  /// The mock's last `listener-error` (its event log), unless a `listener` event (a bind that
+  /// worked) came after it.
+  static func unrecoveredListenerError(_ eventLog: String) -> String? {
+    guard let text = try? String(contentsOfFile: eventLog, encoding: .utf8) else { return nil }
+    var error: String?
+    for line in text.split(separator: "\n") {
+      guard let data = line.data(using: .utf8),
+        let event = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+      else { continue }
+      switch event["event"] as? String {
+      case "listener-error": error = (event["error"] as? String) ?? "unknown error"
+      case "listener": error = nil
+      default: break
+      }
+    }
+    return error
+  }
 
   func complete(_ outcome: inout ScenarioOutcome) {
     outcome.events = MockLane.withHarnessEvents(outcome.events, scenario, plan: plan)
