@@ -8,10 +8,9 @@ struct HarnessAction {
   let status: String?
   let seconds: Double?
 
-  /// The verbs Onion Browser's delegates answer; others are refused by name.
-  static let verbs: Set<String> = [
-    "start", "foreground", "background", "path-change", "open-url", "wait",
-  ]
+  /// The verbs Onion Browser's delegates answer (DriverVerbs.swift, generated from the
+  /// project's list); others are refused by name.
+  static let verbs = Set(harnessVerbs.map(\.name))
 
   static func parse(_ text: String, file: String) throws -> [HarnessAction] {
     var actions: [HarnessAction] = []

@@ -44,7 +44,11 @@ struct VocabularyTests {
     #expect(
       read == [SystemUnderTest.AppAction(at: 2, .other(verb: "wave", argument: .text("right")))])
     // The shims' driver gets it in its generated copy, and the guide in its table.
-    #expect(ActionVerbs.shimsCopy(of: Self.withWave).contains(#"("wave", "hand", nil),"#))
+    for copy in ActionVerbs.shimsCopies {
+      #expect(
+        ActionVerbs.shimsCopy(copy, of: Self.withWave).contains(#"("wave", "hand", nil),"#)
+          == Self.withWave.last!.apps.contains(copy.family), "\(copy.path)")
+    }
     #expect(ActionVerbs.guideTable(of: Self.withWave).contains("| `wave` | `hand`: text"))
     // The onion-browser profile does not model it: the error names the verbs it does.
     let onion = Self.scenarioText(actions: #"[{"at": 0, "do": "wave"}]"#, profile: "onion-browser")
@@ -78,20 +82,22 @@ struct VocabularyTests {
     }
   }
 
-  /// The shims' driver (a Swift 5 package that cannot import the project) reads the committed
-  /// copy; it must be the list's. FAILCLOSED_REGENERATE=1 writes it.
-  @Test func theShimsDriverCopyIsTheList() throws {
-    let path = repositoryRoot + "/" + ActionVerbs.shimsCopyPath
-    let expected = ActionVerbs.shimsCopy()
+  /// Each family's shims driver (a Swift 5 package that cannot import the project) reads its
+  /// committed copy; it must be the list's. FAILCLOSED_REGENERATE=1 writes them.
+  @Test(arguments: ActionVerbs.shimsCopies.map(\.path))
+  func theShimsDriverCopyIsTheList(path: String) throws {
+    let copy = try #require(ActionVerbs.shimsCopies.first { $0.path == path })
+    let file = repositoryRoot + "/" + copy.path
+    let expected = ActionVerbs.shimsCopy(copy)
     if ProcessInfo.processInfo.environment["FAILCLOSED_REGENERATE"] == "1" {
-      try expected.write(toFile: path, atomically: true, encoding: .utf8)
+      try expected.write(toFile: file, atomically: true, encoding: .utf8)
     }
-    let committed = try String(contentsOfFile: path, encoding: .utf8)
-    #expect(committed == expected, "\(ActionVerbs.shimsCopyPath) must be:\n\(expected)")
-    // Every bitchat verb of the actions file, and no other.
+    let committed = try String(contentsOfFile: file, encoding: .utf8)
+    #expect(committed == expected, "\(copy.path) must be:\n\(expected)")
+    // Every verb of the family's actions files, and no other.
     for verb in ActionVerbs.all {
       let listed = committed.contains("(\"\(verb.name)\",")
-      #expect(listed == (verb.inActionsFiles && verb.apps.contains(.bitchat)), "\(verb.name)")
+      #expect(listed == (verb.inActionsFiles && verb.apps.contains(copy.family)), "\(verb.name)")
     }
   }
 
