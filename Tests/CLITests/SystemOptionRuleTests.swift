@@ -20,7 +20,7 @@ import Testing
 
   /// The option as given: `--app`, or `--bitchat-src /x`.
   static func given(_ option: TestedSystemOption, _ value: String = "/x") -> [String] {
-    option.value == .none ? ["--\(option.name)"] : ["--\(option.name)", value]
+    option.value == .flag ? ["--\(option.name)"] : ["--\(option.name)", value]
   }
 
   @Test func theRegistryDeclaresOptions() {
@@ -93,7 +93,7 @@ import Testing
     for (option, _) in TestedSystems.options() {
       let arguments = try Self.parse(Self.given(option, "/given"), LeakAuditCommand())
       let inputs = SystemUnderTestOption.inputs(arguments)
-      #expect(inputs.value(of: option) == (option.value == .none ? "" : "/given"))
+      #expect(inputs.value(of: option) == (option.value == .flag ? "" : "/given"))
       #expect(inputs.optionValues.count == 1)
     }
   }
@@ -110,7 +110,7 @@ import Testing
       for (option, system) in TestedSystems.options() {
         let spec = try #require(
           command.options.first { $0.name == option.name }, "\(command.name) --\(option.name)")
-        #expect(spec.help == option.help && (spec.kind == .flag) == (option.value == .none))
+        #expect(spec.help == option.help && (spec.kind == .flag) == (option.value == .flag))
         #expect(help.contains("  \(option.usage) "), "\(command.name) --help: --\(option.name)")
         #expect(help.contains("  \(system.name) "), "\(command.name) --help: \(system.name)")
         #expect(zsh.contains("'--\(option.name)["), "zsh: --\(option.name)")

@@ -30,7 +30,7 @@ enum SystemUnderTestOption {
   static func spec(for option: TestedSystemOption) -> OptionSpec {
     let values: OptionSpec.Values
     switch option.value {
-    case .none: return OptionSpec(option.name, .flag, help: option.help)
+    case .flag: return OptionSpec(option.name, .flag, help: option.help)
     case .directory: values = .directory
     case .file: values = .file
     case .text: values = .text
@@ -81,7 +81,7 @@ enum SystemUnderTestOption {
   }
 
   static func isGiven(_ option: TestedSystemOption, _ arguments: ParsedArguments) -> Bool {
-    option.value == .none ? arguments.has(option.name) : arguments.value(option.name) != nil
+    option.value == .flag ? arguments.has(option.name) : arguments.value(option.name) != nil
   }
 
   /// "--bitchat-src /x", "--app": an option as it was given.

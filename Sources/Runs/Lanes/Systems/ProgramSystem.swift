@@ -47,7 +47,7 @@ public enum ProgramSystem {
 
   /// `--app`: the command after `--` is the system under test.
   public static let command = TestedSystemOption(
-    "app", help: "the system under test is the command after --", value: .none)
+    "app", help: "the system under test is the command after --", value: .flag)
   /// `--app-profile FILE`: the program's argv, environment, Tor and success (docs/programs.md).
   public static let profile = TestedSystemOption(
     "app-profile", valueName: "FILE",

@@ -7,7 +7,7 @@ public struct TestedSystemOption: Sendable, Equatable {
   /// What the option takes, for the parser and for completion.
   public enum Value: Sendable, Equatable {
     /// `--name`, no value.
-    case none
+    case flag
     case directory
     case file
     /// Free text (REPO@COMMIT, a name).
@@ -24,7 +24,7 @@ public struct TestedSystemOption: Sendable, Equatable {
 
   public init(_ name: String, valueName: String = "", help: String, value: Value) {
     self.name = name
-    self.valueName = value == .none ? "" : valueName
+    self.valueName = value == .flag ? "" : valueName
     self.help = help
     self.value = value
   }
