@@ -98,7 +98,8 @@ struct BitchatSourceLeakAuditOptionTests {
     ])
     #expect(contradiction.status == 2)
     #expect(
-      contradiction.output.contains("runs bitchat's own code; it contradicts --sut model"),
+      contradiction.output.contains(
+        "--bitchat-src \(missing) is an option of bitchat-source; it contradicts --sut model"),
       "\(contradiction.output)")
   }
 

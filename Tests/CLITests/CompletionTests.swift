@@ -29,10 +29,12 @@ import Testing
   }
 
   /// Asks bash's completion function for the words that complete `words` (the last one being
-  /// completed), with the generated script loaded.
-  static func bashComplete(_ words: [String], in directory: String) throws -> [String] {
+  /// completed), with the script generated from `commands` loaded.
+  static func bashComplete(
+    _ words: [String], in directory: String, commands: [any Command] = FailClosedMain.commands
+  ) throws -> [String] {
     let script = directory + "/failclosed.bash"
-    try ShellCompletion.bash(FailClosedMain.commands).write(
+    try ShellCompletion.bash(commands).write(
       toFile: script, atomically: true, encoding: .utf8)
     let quoted = words.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
     let program = """

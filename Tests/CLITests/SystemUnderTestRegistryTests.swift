@@ -67,7 +67,8 @@ struct SystemUnderTestRegistryTests {
     }
     #expect(
       throws: UsageError(
-        "--bitchat-src /x runs bitchat's own code; it contradicts --sut model")
+        "--bitchat-src /x is an option of bitchat-source; it contradicts --sut model (name "
+          + "bitchat-source there, or leave the option out)")
     ) {
       try SystemUnderTestOption.system(Self.arguments(["--sut", "model", "--bitchat-src", "/x"]))
     }
@@ -93,7 +94,7 @@ struct SystemUnderTestRegistryTests {
     #expect(!source.contains { $0.app.profile.isOnionBrowser || $0.app.profile == .hardened })
     #expect(library.compactMap(ModelSystem.entry.adopt) == library)
     #expect(
-      SystemUnderTestOption.spec.values
+      SystemUnderTestOption.spec().values
         == .words(["model", "bitchat-source", "program", "onion-browser-source"]))
     // onion-browser-source takes the Onion Browser 2.X and 3.X files its code can run (the
     // ctor personality on the mock lane, the real lane's), as written; without a checkout it

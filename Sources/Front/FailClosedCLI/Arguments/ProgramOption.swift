@@ -2,21 +2,15 @@ import Foundation
 import Lanes
 import Scenarios
 
-/// `--app -- CMD ARGS` and `--app-profile FILE`: a program as the system under test, checked
-/// before anything is set up (a command that does not exist is a usage error, exit 2).
+/// `--app -- CMD ARGS` and `--app-profile FILE` (the program system's options, declared in
+/// ``ProgramSystem``): the program they ask for, checked before anything is set up (a command
+/// that does not exist is a usage error, exit 2). Which system they select is
+/// ``SystemUnderTestOption``'s rule, as for every system's options.
 enum ProgramOption {
-  static let specs = [
-    OptionSpec("app", .flag, help: "the system under test is the command after --"),
-    OptionSpec(
-      "app-profile", .single, valueName: "FILE",
-      help: "the program's argv, env, cwd, Tor (ctor|arti|debian), start and success (JSON)",
-      values: .file),
-  ]
-
   /// The program asked for, or nil when neither option is given.
   static func spec(_ arguments: ParsedArguments) throws -> ProgramSpec? {
-    let profile = arguments.value("app-profile")
-    guard arguments.has("app") || profile != nil else {
+    let profile = arguments.value(ProgramSystem.profile.name)
+    guard arguments.has(ProgramSystem.command.name) || profile != nil else {
       if !arguments.trailing.isEmpty {
         throw UsageError("a command after -- needs --app (leak-audit --app -- CMD ARGS)")
       }
@@ -39,10 +33,6 @@ enum ProgramOption {
         throw UsageError("--app needs a command after --: leak-audit --app -- CMD ARGS")
       }
       spec = ProgramSpec(arguments: command)
-    }
-    if arguments.value("sut").map({ $0 != ProgramSystem.entry.name }) ?? false {
-      throw UsageError(
-        "--app runs the command given; it contradicts --sut \(arguments.value("sut")!)")
     }
     guard let program = spec.arguments.first, let found = locate(program, in: spec) else {
       throw UsageError(

@@ -8,16 +8,23 @@ import Scenarios
 /// `failclosed leak-audit`: the main job. Every scenario in fresh namespaces with the capture
 /// on, judged from the capture and the app's events, with reports a reviewer and a CI can read.
 public struct LeakAuditCommand: Command {
-  public init() {}
+  /// The systems `--sut` chooses among and whose options the command takes: the registry
+  /// (a test passes it one more, and sees it listed, completed and checked).
+  let systems: [TestedSystem]
+
+  public init() { self.init(systems: TestedSystems.all) }
+  init(systems: [TestedSystem]) { self.systems = systems }
+
   public let name = "leak-audit"
   public let summary = "run every scenario in the sandbox, audit the captures, write reports"
-  public let usage = """
+  public var usage: String {
+    """
     Usage: failclosed leak-audit [PATH ...] [--report DIR] [--filter TEXT] [--shard I/N]
                                  [--lane \(LaneSelection.choices)] [--jobs N] [--keep-pcaps]
                                  [--time-scale N] [--skip-idle|--no-skip-idle]
-                                 [--sut \(SystemUnderTestOption.choices)[,...]]
+                                 [--sut \(SystemUnderTestOption.choices(in: systems))[,...]]
                                  [--baseline FILE] [--write-baseline FILE]
-                                 [--bitchat-src DIR] [--onion-browser-src SRC]
+                                 \(SystemUnderTestOption.usage(in: systems, indent: Self.usageIndent))
                                  [--compare A,B [--compare-reuse SIDE=FILE]]
            failclosed leak-audit --app [--app-profile FILE] [PATH ...] [--report DIR] -- CMD ARGS...
 
@@ -41,42 +48,15 @@ public struct LeakAuditCommand: Command {
     carries tor's bootstrap timeline and the seconds the network took to become ready.
     --lane picks the lanes (default all); --filter and --shard apply to both.
 
-    --sut bitchat-source runs bitchat's own code instead of the model: the bitchat scenarios of
-    the mock lane (arti personality) with the `apple` transport, the naive-port canary with
-    stock swift-corelibs URLSession (`linux-foundation`), and the real-Tor lane's bitchat
-    scenarios with arti.h over Debian's tor, in real time (bitchat reads the wall clock),
-    through the driver built from a bitchat checkout (--bitchat-src DIR, default
-    ../shared/upstream/bitchat; see `failclosed bitchat-source`). --bitchat-src DIR alone
-    implies --sut bitchat-source (as `app --bitchat-src` does). Files with the profile
-    bitchat-source always run on it; without a checkout they are skipped with a note.
+    \(SystemUnderTestOption.help(in: systems, guides: true))
 
-    --sut onion-browser-source runs Onion Browser's own Tor layer (2.X OnionManager.swift, 3.X
-    TorManager.swift) instead of the model: the Onion Browser scenarios of the checkout's
-    version, on the mock lane (ctor personality: the mock's control port) and the real-Tor
-    lane (its Tor.framework shim runs Debian's tor pinned to the private network), in real
-    time, through the driver built from --onion-browser-src SRC (a checkout, REPO@COMMIT, or
-    pinned:2.X|3.X with $FAILCLOSED_ONION_BROWSER_REPO; docs/onion-browser-source.md), which
-    alone implies --sut onion-browser-source.
-
-    --app -- CMD ARGS: any program as a black box. Every scenario of Scenarios/program (or
-    the PATHs) runs against CMD on the mock lane in real time, all at once: Tor healthy (the
-    positive control: CMD must succeed), blocked, stalled at handshake, circuit_create and
-    loading_descriptors, disabled, crashed before CMD's request, flapping, DNS poisoned at the
-    censor, TLS dropped by size, connections reset. CMD runs in the device with the mock Tor's
-    SOCKS port on 127.0.0.1:39050 (control port 39051), stdin from /dev/null, and is stopped at
-    the scenario's end. Each is judged from the capture (no-leak: any packet outside Tor, a
-    local DNS question included) and from what is seen of CMD from outside: program-succeeds
-    (by default exit 0) and fails-closed (while Tor cannot carry it, CMD fails or waits; a
-    success went around Tor). --app-profile FILE (JSON) sets argv (the command after -- wins),
-    env, cwd, tor (ctor, the default: SOCKS open and requests held; arti: SOCKS only once
-    bootstrapped; debian: Debian's tor in the device on the private Tor network, the real-Tor
-    lane's program-real-* files), start (with-tor, or after-bootstrap) and success ({"exit": 0,
-    "output": "REGEX", "file": "PATH"}); docs/programs.md. A CMD not found is a usage error.
-
-    --compare A,B (A and B of bitchat, hardened, bitchat-source) runs each bitchat scenario of
-    the mock lane on both and compares them item by item: the verdict, each expectation, the
-    notifications' times, the order of events, relay connections, requests, messages, leaks
-    (times within 2 s count as the same; the model runs at --time-scale 5 unless given).
+    --compare A,B runs each scenario of the mock lane that both sides run, on both, and
+    compares them item by item: the verdict, each expectation, the notifications' times, the
+    order of events, relay connections, requests, messages, leaks (times within 2 s count as
+    the same; the model runs at --time-scale 5 unless given). A side is a system's own code
+    (SYSTEM) or an app model a system plays (SYSTEM:PROFILE, as model:bitchat; the model's
+    alone as PROFILE); the sides:
+    \(HelpTextWrap.lines(ComparisonSide.names(in: systems).joined(separator: ", ") + ".").joined(separator: "\n"))
     Each side's reports go to DIR/A and DIR/B, the comparison to DIR (report.json, summary.md,
     index.html). bitchat against bitchat-source knows the Linux-only differences
     docs/linux-differences.md explains; any other difference fails the run (exit 5).
@@ -84,7 +64,8 @@ public struct LeakAuditCommand: Command {
     of running it again (bitchat-source runs in real time). --compare onion-browser-2 or
     onion-browser-3 against onion-browser-source (with --onion-browser-src SRC of that version)
     does the same for Onion Browser's mock-lane scenarios, with the control-port commands as
-    one more item; docs/onion-browser-source.md explains each difference.
+    one more item; docs/onion-browser-source.md explains each difference. A system's option
+    given with --compare belongs to a side's system, as it belongs to --sut's without.
 
     Verdicts: PASS, LEAK (a leak, or a canary that was not caught), FAILED (an expectation not
     met), INCONCLUSIVE (drops, no positive control, a run error; never shown as a pass).
@@ -104,7 +85,12 @@ public struct LeakAuditCommand: Command {
     Exit code: 0 all pass, 5 a leak or failed expectation, 2 inconclusive or setup error.
     Needs root (namespaces, nftables, capture).
     """
-  public let options: [OptionSpec] =
+  }
+
+  /// "Usage: failclosed leak-audit ", the column the usage lines continue at.
+  static let usageIndent = String(repeating: " ", count: 29)
+
+  public var options: [OptionSpec] {
     [
       OptionSpec(
         "report", .single, valueName: "DIR", help: "write the reports into DIR (default reports)",
@@ -120,16 +106,7 @@ public struct LeakAuditCommand: Command {
         help: "scenarios run side by side, both lanes \(ScenarioJobs.leakAuditHelpText)"),
       OptionSpec("keep-pcaps", .flag, help: "keep every capture in DIR/pcaps, not only failures"),
       OptionSpec("time-scale", .single, valueName: "N", help: "virtual seconds per second (25)"),
-    ] + RunClockOption.skipIdleSpecs + [
-      SystemUnderTestOption.spec
-    ] + ProgramOption.specs + [
-      OptionSpec(
-        "bitchat-src", .single, valueName: "DIR", help: "bitchat checkout for bitchat-source",
-        values: .directory),
-      OptionSpec(
-        "onion-browser-src", .single, valueName: "SRC",
-        help: "Onion Browser checkout (or REPO@COMMIT, pinned:2.X|3.X) for onion-browser-source",
-        values: .directory),
+    ] + RunClockOption.skipIdleSpecs + SystemUnderTestOption.specs(in: systems) + [
       OptionSpec(
         "baseline", .single, valueName: "FILE",
         help: "known findings (a SARIF log from --write-baseline): only new ones fail the run",
@@ -139,13 +116,28 @@ public struct LeakAuditCommand: Command {
         help: "write this run's findings as a baseline (SARIF) to FILE", values: .file),
       OptionSpec(
         "compare", .single, valueName: "A,B",
-        help: "run scenarios on two sides (bitchat or Onion Browser: model or code), compare"),
+        help: "run scenarios on two sides (an app's model or its code), compare"),
       OptionSpec(
         "compare-reuse", .single, valueName: "SIDE=FILE",
         help: "take a side from an earlier comparison's report.json"),
     ]
+  }
 
   public func run(_ arguments: ParsedArguments) async throws -> Int32 {
+    // Which systems run, and whether each system option given belongs to one of them, before
+    // anything else: --compare's sides are its systems, --sut's (or the implied) the others.
+    let sides = try arguments.value("compare").map {
+      try LeakAuditCompare.parseSides($0, in: systems)
+    }
+    let chosen: [TestedSystem]
+    if let sides {
+      try SystemUnderTestOption.check(
+        arguments, chosen: [sides.a.system, sides.b.system],
+        chosenBy: "--compare \(arguments.value("compare") ?? "")", in: systems)
+      chosen = []
+    } else {
+      chosen = try SystemUnderTestOption.systems(arguments, in: systems)
+    }
     let program = try ProgramOption.spec(arguments)
     let paths =
       !arguments.positional.isEmpty
@@ -180,23 +172,23 @@ public struct LeakAuditCommand: Command {
         FailClosedMain.printError("failclosed leak-audit: \(error)")
       }
     }
-    if arguments.value("compare") != nil {
+    if let sides {
       // The model at x5 unless told otherwise: its real-time hops are multiplied by the scale,
       // and the comparison's time tolerance is 2 s (docs/linux-differences.md, "Time").
       let compareScale = arguments.value("time-scale") == nil ? 5 : scale
       return try await LeakAuditCompare.run(
-        arguments, scenarios: scenarios, shard: shard, jobs: jobs, scale: compareScale)
+        arguments, sides: sides, scenarios: scenarios, shard: shard, jobs: jobs,
+        scale: compareScale, systems: systems)
     }
-    let systems =
-      program != nil ? [ProgramSystem.entry] : try SystemUnderTestOption.systems(arguments)
     let baseline = try Self.readBaseline(arguments.value("baseline"))
     var findings: [Finding] = []
     let report = arguments.value("report") ?? Self.defaultReportDirectory
     var planned: [PlannedSystem] = []
     var exitCode = ExitCode.pass
-    for (index, system) in systems.enumerated() {
+    for (index, system) in chosen.enumerated() {
       let setup = TestedSystems.plan(
-        scenarios, on: system, inputs: SystemUnderTestOption.inputs(arguments, program: program))
+        scenarios, on: system,
+        inputs: SystemUnderTestOption.inputs(arguments, program: program, in: systems))
       if let unavailable = setup.unavailable {
         if unavailable.endsRun {
           FailClosedMain.printError(
@@ -214,11 +206,9 @@ public struct LeakAuditCommand: Command {
       ).filter { lanes.includes($0.lane) }
       // The first system's reports in DIR, each other's in DIR/NAME.
       let directory = index == 0 ? report : report + "/" + system.name
-      var runnerOptions = ScenarioRunner.Options(
+      var runnerOptions = setup.mockRunnerOptions(
         executable: Self.executablePath(), timeScale: Double(scale),
-        workDirectory: directory + "/work", bitchatSourceDriver: setup.bitchatSourceDriver)
-      runnerOptions.substituteBitchatSource = setup.substituteBitchatSource
-      runnerOptions.onionBrowserSourceDriver = setup.onionBrowserSourceDriver
+        workDirectory: directory + "/work")
       runnerOptions.skipIdle = try RunClockOption.skipIdle(arguments)
       planned.append(
         PlannedSystem(
@@ -371,10 +361,9 @@ public struct LeakAuditCommand: Command {
           }
           let start = wall.now
           let real = await runRealLane(
-            plan.realLane, executable: executablePath(), directory: plan.directory + "/work/real",
-            jobs: plan.realJobs, total: total, progress: progress,
-            bitchatSourceDriver: plan.setup.bitchatSourceDriver,
-            onionBrowserSourceDriver: plan.setup.onionBrowserSourceDriver)
+            plan.realLane, setup: plan.setup, executable: executablePath(),
+            directory: plan.directory + "/work/real", jobs: plan.realJobs, total: total,
+            progress: progress)
           return (
             index, real.results, real.networkReadySeconds,
             PlannedSystem.LaneTime(lane: "real-Tor", from: start, to: wall.now)
@@ -422,13 +411,11 @@ public struct LeakAuditCommand: Command {
   /// The real-Tor lane's batch (Lanes' ``RealLaneBatch``) with its status and a progress line
   /// as each scenario finishes.
   static func runRealLane(
-    _ scenarios: [Scenarios.Scenario], executable: String, directory: String, jobs: Int,
-    total: Int, progress: ProgressCounter, bitchatSourceDriver: String? = nil,
-    onionBrowserSourceDriver: String? = nil
+    _ scenarios: [Scenarios.Scenario], setup: TestedSystemSetup, executable: String,
+    directory: String, jobs: Int, total: Int, progress: ProgressCounter
   ) async -> (results: [ScenarioResult], networkReadySeconds: Double?) {
-    await RealLaneBatch.run(
-      scenarios, executable: executable, directory: directory, jobs: jobs,
-      bitchatSourceDriver: bitchatSourceDriver, onionBrowserSourceDriver: onionBrowserSourceDriver
+    await setup.runRealLane(
+      scenarios, executable: executable, directory: directory, jobs: jobs
     ) { event in
       switch event {
       case .starting: print("real-Tor lane: starting the private Tor network ...")

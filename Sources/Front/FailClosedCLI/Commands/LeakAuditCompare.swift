@@ -1,82 +1,66 @@
-import BitchatSource
 import FailClosedSupport
 import Foundation
 import Lanes
 import Reports
 import Scenarios
 
-/// `leak-audit --compare A,B`: each bitchat scenario of the mock lane on two systems under
-/// test (the model's `bitchat` or `hardened` profile, bitchat's own code `bitchat-source`),
-/// compared item by item (``ScenarioComparison``). Each side's own reports go to DIR/A and
-/// DIR/B, the comparison to DIR (report.json, summary.md, index.html). Differences that
-/// docs/linux-differences.md explains count as explained; any other fails the run (exit 5).
+/// `leak-audit --compare A,B`: each scenario of the mock lane that both sides run, on both,
+/// compared item by item (``ScenarioComparison``). A side is looked up in the registry
+/// (``ComparisonSide``: SYSTEM, SYSTEM:PROFILE, or a profile the model plays), and what it runs,
+/// whether it waits in real time and which differences the docs explain come from what its
+/// system declares. Each side's own reports go to DIR/A and DIR/B, the comparison to DIR
+/// (report.json, summary.md, index.html); a difference the docs do not explain fails the run
+/// (exit 5).
 enum LeakAuditCompare {
-  static let sides = [
-    "bitchat", "hardened", "bitchat-source", "onion-browser-2", "onion-browser-3",
-    "onion-browser-source",
-  ]
-  /// The sides whose code reads the wall clock (run in real time, first).
-  static let realTimeSides: Set = ["bitchat-source", "onion-browser-source"]
-
-  /// The two sides of "A,B", or a usage error naming the option.
-  static func parseSides(_ text: String) throws -> (String, String) {
-    let parts = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-    guard parts.count == 2, parts[0] != parts[1], parts.allSatisfy(sides.contains) else {
-      throw UsageError(
-        "--compare: expected two different sides of \(sides.joined(separator: ", ")) "
-          + "as A,B, got '\(text)'")
-    }
-    return (parts[0], parts[1])
-  }
-
-  /// The scenarios both sides run: the mock lane's bitchat-family files, and with
-  /// bitchat-source on a side only those its driver runs (the arti personality).
-  static func comparable(_ scenarios: [Scenarios.Scenario], a: String, b: String) -> [Scenarios
-    .Scenario]
+  /// The two sides of "A,B", or a usage error naming the option and every registered side.
+  static func parseSides(_ text: String, in systems: [TestedSystem] = TestedSystems.all)
+    throws -> (a: ComparisonSide, b: ComparisonSide)
   {
-    if [a, b].contains("onion-browser-source") {
-      // The model's Onion Browser version on the other side; its scenarios that Onion
-      // Browser's code runs on the mock lane (the ctor personality).
-      let model = a == "onion-browser-source" ? b : a
-      return scenarios.filter { scenario in
-        scenario.lane == .mock && OnionBrowserSourceSystem.runs(scenario)
-          && OnionBrowserSourceSystem.version(of: scenario)?.profileName == model
+    let parts = text.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+    func expected(_ why: String) -> UsageError {
+      UsageError(
+        "--compare: expected two different sides of "
+          + ComparisonSide.names(in: systems).joined(separator: ", ")
+          + " (or SYSTEM:PROFILE, as model:bitchat) as A,B, got '\(text)'" + why)
+    }
+    guard parts.count == 2 else { throw expected("") }
+    var sides: [ComparisonSide] = []
+    for part in parts {
+      do { sides.append(try ComparisonSide.named(part, in: systems)) } catch {
+        throw expected(": \(error)")
       }
     }
-    let profiles = Set([a, b, "bitchat"]).subtracting(["bitchat-source"])
-    let source = a == "bitchat-source" || b == "bitchat-source"
-    return scenarios.filter { scenario in
-      guard scenario.lane == .mock, profiles.contains(scenario.app.profile.rawValue)
-      else { return false }
-      return !source || BitchatSourceSystem.runs(scenario)
-    }
+    guard !sides[0].isSame(as: sides[1]) else { throw expected(": the same side twice") }
+    return (sides[0], sides[1])
   }
 
-  /// `scenario` as `side` runs it.
-  static func onSide(_ scenario: Scenarios.Scenario, _ side: String) -> Scenarios.Scenario {
-    var scenario = scenario
-    scenario.app.profile = AppPlan.Profile(rawValue: side) ?? scenario.app.profile
-    return scenario
+  /// The scenarios both sides run (``ComparisonSide/run(_:)``), as loaded.
+  static func comparable(_ scenarios: [Scenarios.Scenario], a: ComparisonSide, b: ComparisonSide)
+    -> [Scenarios.Scenario]
+  {
+    scenarios.filter { a.run($0) != nil && b.run($0) != nil }
   }
 
   static func run(
-    _ arguments: ParsedArguments, scenarios loaded: [Scenarios.Scenario],
-    shard: ScenarioSelection.Shard?,
-    jobs: Int, scale: Int
+    _ arguments: ParsedArguments, sides: (a: ComparisonSide, b: ComparisonSide),
+    scenarios loaded: [Scenarios.Scenario], shard: ScenarioSelection.Shard?, jobs: Int,
+    scale: Int, systems: [TestedSystem] = TestedSystems.all
   ) async throws -> Int32 {
-    let (a, b) = try parseSides(arguments.value("compare") ?? "")
+    let (a, b) = sides
     var reused: [String: [String: ComparisonObservation]] = [:]
     if let value = arguments.value("compare-reuse") {
       let parts = value.split(separator: "=", maxSplits: 1).map(String.init)
-      guard parts.count == 2, [a, b].contains(parts[0]) else {
+      let side = parts.count == 2 ? try? ComparisonSide.named(parts[0], in: systems) : nil
+      guard let side, let which = [a, b].first(where: { $0.isSame(as: side) }) else {
         throw UsageError(
-          "--compare-reuse: expected SIDE=FILE with SIDE \(a) or \(b), got '\(value)'")
+          "--compare-reuse: expected SIDE=FILE with SIDE \(a.name) or \(b.name), got '\(value)'")
       }
       guard let data = FileManager.default.contents(atPath: parts[1]) else {
         throw UsageError("--compare-reuse: cannot read \(parts[1])")
       }
       do {
-        reused[parts[0]] = try ComparisonReport.observations(fromJSON: Array(data), side: parts[0])
+        reused[which.name] = try ComparisonReport.observations(
+          fromJSON: Array(data), side: which.name)
       } catch {
         throw UsageError("--compare-reuse \(parts[1]): \(error)")
       }
@@ -88,97 +72,83 @@ enum LeakAuditCompare {
         "failclosed leak-audit --compare: no scenario of both sides selected")
       return ExitCode.usage
     }
-    var driver: String?
-    var onionBrowserDriver: String?
-    if [a, b].contains(where: { $0 == "onion-browser-source" && reused[$0] == nil }) {
-      guard let source = arguments.value("onion-browser-src") else {
+    // Each side made ready as its system makes itself ready (a driver built, a checkout's
+    // version read); a side taken from an earlier report needs nothing.
+    let inputs = SystemUnderTestOption.inputs(arguments, in: systems)
+    var setups: [String: TestedSystemSetup] = [:]
+    for side in [a, b] where reused[side.name] == nil {
+      let scenarios = selected.compactMap(side.run)
+      let setup = side.system.prepare(scenarios, inputs)
+      if let unavailable = setup.unavailable {
         FailClosedMain.printError(
-          "failclosed leak-audit --compare: onion-browser-source needs --onion-browser-src SRC")
+          "failclosed leak-audit --compare: \(side.name): \(unavailable.reason)")
         return ExitCode.usage
       }
-      do {
-        let built = try OnionBrowserSourceLocation.prepare(
-          onionBrowserSource: source, progress: { FailClosedMain.printError($0) })
-        let model = a == "onion-browser-source" ? b : a
-        guard built.version.profileName == model else {
-          FailClosedMain.printError(
-            "failclosed leak-audit --compare: \(source) is Onion Browser "
-              + "\(built.version.rawValue).X; compare it with \(built.version.profileName)")
-          return ExitCode.usage
-        }
-        onionBrowserDriver = built.executable
-      } catch {
-        FailClosedMain.printError("failclosed leak-audit --compare: onion-browser-source: \(error)")
+      guard setup.scenarios.count == scenarios.count else {
+        FailClosedMain.printError(
+          "failclosed leak-audit --compare: \(side.name) runs \(setup.scenarios.count) of the "
+            + "\(scenarios.count) scenarios of \(a.name),\(b.name) as made ready (see above): "
+            + "compare it with a side it runs all of")
         return ExitCode.usage
       }
-    }
-    let needsSource = [a, b].contains { $0 == "bitchat-source" && reused[$0] == nil }
-    if needsSource {
-      switch BitchatSourceSystem.driver(SystemUnderTestOption.inputs(arguments)) {
-      case .failure(let error):
-        FailClosedMain.printError("failclosed leak-audit --compare: bitchat-source: \(error)")
-        return ExitCode.usage
-      case .success(let path): driver = path
-      }
+      setups[side.name] = setup
     }
     let report = arguments.value("report") ?? LeakAuditCommand.defaultReportDirectory
     let work = report + "/work"
     let executable = LeakAuditCommand.executablePath()
-    func runner(for side: String) -> ScenarioRunner {
-      var options = ScenarioRunner.Options(
-        executable: executable, timeScale: Double(scale), workDirectory: work + "/" + side,
-        bitchatSourceDriver: side == "bitchat-source" ? driver : nil)
-      options.onionBrowserSourceDriver = side == "onion-browser-source" ? onionBrowserDriver : nil
-      return ScenarioRunner(options: options)
+    func runner(for side: ComparisonSide) -> ScenarioRunner {
+      let setup = setups[side.name] ?? TestedSystemSetup(scenarios: [])
+      return ScenarioRunner(
+        options: setup.mockRunnerOptions(
+          executable: executable, timeScale: Double(scale), workDirectory: work + "/" + side.name))
     }
-    // The slow real-time side first, so the model's quick runs fill the gaps.
-    var tasks: [(scenario: Int, side: String)] = []
-    for side in [a, b].sorted(by: {
-      (realTimeSides.contains($0) ? 0 : 1) < (realTimeSides.contains($1) ? 0 : 1)
-    }) {
-      for index in selected.indices where reused[side]?[selected[index].name] == nil {
+    // The side that waits in real time first, so the model's quick runs fill the gaps.
+    var tasks: [(scenario: Int, side: ComparisonSide)] = []
+    for side in [a, b].sorted(by: { $0.system.waitsInRealTime && !$1.system.waitsInRealTime }) {
+      for index in selected.indices where reused[side.name]?[selected[index].name] == nil {
         tasks.append((index, side))
       }
     }
     print(
-      "failclosed leak-audit --compare \(a),\(b): \(selected.count) scenarios, "
+      "failclosed leak-audit --compare \(a.name),\(b.name): \(selected.count) scenarios, "
         + "\(tasks.count) runs, \(jobs) at a time (the model x\(scale), the source in real time)"
     )
     let startedAt = ISO8601DateFormatter().string(from: Date())
-    let runners = Dictionary(uniqueKeysWithValues: [a, b].map { ($0, runner(for: $0)) })
+    let runners = Dictionary(uniqueKeysWithValues: [a, b].map { ($0.name, runner(for: $0)) })
     let results = await runPool(tasks, selected: selected, runners: runners, jobs: jobs)
     var rows: [ComparisonReport.Row] = []
     for (index, scenario) in selected.enumerated() {
-      func observation(_ side: String) -> ComparisonObservation {
-        reused[side]?[scenario.name]
-          ?? results[Key(scenario: index, side: side)].map(ComparisonObservation.init)
+      func observation(_ side: ComparisonSide) -> ComparisonObservation {
+        reused[side.name]?[scenario.name]
+          ?? results[Key(scenario: index, side: side.name)].map(ComparisonObservation.init)
           ?? ComparisonObservation(verdict: "inconclusive", runError: "not run")
       }
       let oa = observation(a)
       let ob = observation(b)
-      let known: KnownDifferences =
-        Set([a, b]) == ["bitchat", "bitchat-source"]
-        ? .linux : [a, b].contains("onion-browser-source") ? .onionBrowser : .none
+      let known = a.knownDifferences(with: b)
       rows.append(
         .init(
           comparison: ScenarioComparison(scenario: scenario.name, a: oa, b: ob, explained: known),
           a: oa, b: ob))
     }
     let comparison = ComparisonReport(
-      sideA: a, sideB: b, tolerance: ScenarioComparison.defaultTolerance, startedAt: startedAt,
+      sideA: a.name, sideB: b.name, tolerance: ScenarioComparison.defaultTolerance,
+      startedAt: startedAt,
       rows: rows)
     print("")
     print(comparison.terminalText())
     do {
       try FileManager.default.createDirectory(atPath: report, withIntermediateDirectories: true)
       for side in [a, b] {
-        let sideResults = selected.indices.compactMap { results[Key(scenario: $0, side: side)] }
+        let sideResults = selected.indices.compactMap {
+          results[Key(scenario: $0, side: side.name)]
+        }
         guard !sideResults.isEmpty else { continue }
         try ReportWriter.write(
           RunReport(
             startedAt: startedAt, versions: LeakAuditCommand.versions(),
-            timeScale: realTimeSides.contains(side) ? 1 : Double(scale), results: sideResults),
-          to: report + "/" + side)
+            timeScale: side.system.waitsInRealTime ? 1 : Double(scale), results: sideResults),
+          to: report + "/" + side.name)
       }
       try AtomicFile.write(comparison.jsonText(), to: report + "/report.json")
       try AtomicFile.write(comparison.markdown(), to: report + "/summary.md")
@@ -200,7 +170,7 @@ enum LeakAuditCompare {
 
   /// Runs the (scenario, side) pairs `jobs` at a time, printing a line as each finishes.
   static func runPool(
-    _ tasks: [(scenario: Int, side: String)], selected: [Scenarios.Scenario],
+    _ tasks: [(scenario: Int, side: ComparisonSide)], selected: [Scenarios.Scenario],
     runners: [String: ScenarioRunner], jobs: Int
   ) async -> [Key: ScenarioResult] {
     let progress = ProgressCounter()
@@ -211,8 +181,9 @@ enum LeakAuditCompare {
         guard next < tasks.count else { return }
         let (index, side) = tasks[next]
         next += 1
-        let scenario = onSide(selected[index], side)
-        let runner = runners[side]!
+        // comparable() kept only the scenarios both sides run.
+        let scenario = side.run(selected[index]) ?? selected[index]
+        let runner = runners[side.name]!
         let total = tasks.count
         group.addTask {
           // A run the harness made late is run again, as the batches do: under load the
@@ -221,9 +192,9 @@ enum LeakAuditCompare {
           let result = ScenarioResult(scenario: scenario, outcome: outcome)
           print(
             TerminalFormat.progressLine(
-              index: progress.increment(), total: total, name: "\(side): \(scenario.name)",
+              index: progress.increment(), total: total, name: "\(side.name): \(scenario.name)",
               verdict: result.verdict, wallSeconds: outcome.wallSeconds))
-          return (Key(scenario: index, side: side), result)
+          return (Key(scenario: index, side: side.name), result)
         }
       }
       for _ in 0..<min(jobs, tasks.count) { launch() }

@@ -9,14 +9,21 @@ import Scenarios
 /// expectation in the reports' own sentences with its reason, every leak with its evidence,
 /// and exposure by the user's choice called exposure.
 public struct ReplayCommand: Command {
-  public init() {}
+  /// The systems `--sut` chooses among and whose options the command takes: the registry
+  /// (a test passes it one more).
+  let systems: [TestedSystem]
+
+  public init() { self.init(systems: TestedSystems.all) }
+  init(systems: [TestedSystem]) { self.systems = systems }
+
   public let name = "replay"
   public let summary = "run one scenario verbosely (events as they happen, expectations, leaks)"
-  public let usage = """
+  public var usage: String {
+    """
     Usage: failclosed replay Scenarios/NAME.json [--report DIR] [--time-scale N]
                              [--skip-idle|--no-skip-idle]
-                             [--sut \(SystemUnderTestOption.choices)] [--bitchat-src DIR]
-                             [--onion-browser-src SRC]
+                             [--sut \(SystemUnderTestOption.choices(in: systems))]
+                             \(SystemUnderTestOption.usage(in: systems, indent: Self.usageIndent))
            failclosed replay --from-ooni FILE.json [--profile P] [--force] [--report DIR]
 
     Runs one scenario as leak-audit does and prints what happened: the app's events (and the
@@ -30,11 +37,18 @@ public struct ReplayCommand: Command {
     --from-ooni converts an OONI measurement in memory (as `failclosed ooni convert` does) and
     runs it on the real-Tor lane; it prints measured next to reproduced: the bootstrap stop,
     each target class's reachability, and the app's verdict (a mismatch is a FAILED
-    expectation with both values). --sut bitchat-source runs a bitchat scenario on bitchat's
-    own code (see leak-audit --help), in real time; --bitchat-src DIR alone implies it.
+    expectation with both values). --sut runs the scenario on another system than the model
+    (what each runs: leak-audit --help).
+
+    \(SystemUnderTestOption.help(in: systems, guides: false))
     """
+  }
+
+  /// "Usage: failclosed replay ", the column the usage lines continue at.
+  static let usageIndent = String(repeating: " ", count: 25)
+
   /// The options; where the scenario comes from is decided in ``scenario(_:)`` alone.
-  public let options: [OptionSpec] =
+  public var options: [OptionSpec] {
     [
       OptionSpec(
         "report", .single, valueName: "DIR",
@@ -49,33 +63,33 @@ public struct ReplayCommand: Command {
         "profile", .single, valueName: "P",
         help: "--from-ooni: the app (bitchat, hardened, onion-browser)"),
       OptionSpec("force", .flag, help: "--from-ooni: run a measurement that is not censorship"),
-      SystemUnderTestOption.spec,
-      OptionSpec(
-        "bitchat-src", .single, valueName: "DIR", help: "bitchat checkout for bitchat-source",
-        values: .directory),
-      OptionSpec(
-        "onion-browser-src", .single, valueName: "SRC",
-        help: "Onion Browser checkout (or REPO@COMMIT, pinned:2.X|3.X) for onion-browser-source",
-        values: .directory),
-    ]
+    ] + SystemUnderTestOption.specs(in: systems)
+  }
 
   public func run(_ arguments: ParsedArguments) async throws -> Int32 {
     let scale = try arguments.integer("time-scale", in: 1...1000) ?? 25
+    let system = try SystemUnderTestOption.system(arguments, in: systems)
+    let program = try ProgramOption.spec(arguments)
     guard Privilege.isRoot else {
       throw UsageError("replay needs root (network namespaces, nftables, libpcap capture)")
     }
-    guard var scenario = try Self.scenario(arguments) else { return ExitCode.usage }
-    let system = try SystemUnderTestOption.system(arguments)
-    guard let adopted = system.adopt(scenario) else {
-      throw UsageError("--sut \(system.name): \(scenario.path) \(system.refusal)")
+    guard let loaded = try Self.scenario(arguments) else { return ExitCode.usage }
+    guard let adopted = system.adopt(loaded) else {
+      throw UsageError("--sut \(system.name): \(loaded.path) \(system.refusal)")
     }
-    scenario = adopted
-    let setup = system.prepare([scenario], SystemUnderTestOption.inputs(arguments))
+    let setup = system.prepare(
+      [adopted], SystemUnderTestOption.inputs(arguments, program: program, in: systems))
     if let unavailable = setup.unavailable {
       FailClosedMain.printError("failclosed replay: \(system.name): \(unavailable.reason)")
       return ExitCode.usage
     }
-    let driver = setup.bitchatSourceDriver
+    // The scenario as the system made it ready (a program's command put in); one it left out
+    // (a checkout of another version) is not run on it.
+    guard let scenario = setup.scenarios.first else {
+      FailClosedMain.printError(
+        "failclosed replay: \(system.name): \(loaded.path) is left out as made ready (see above)")
+      return ExitCode.usage
+    }
     let report =
       arguments.value("report")
       ?? LeakAuditCommand.defaultReportDirectory + "/" + scenario.name
@@ -90,20 +104,17 @@ public struct ReplayCommand: Command {
       Self.emit("\nstarting a private Tor network (real time); events follow the run")
       // A private Tor network of its own, started and torn down for this one scenario.
       let real = await LeakAuditCommand.runRealLane(
-        [scenario], executable: LeakAuditCommand.executablePath(),
-        directory: work + "/real-lane", jobs: 1, total: 1, progress: ProgressCounter(),
-        bitchatSourceDriver: driver, onionBrowserSourceDriver: setup.onionBrowserSourceDriver)
+        [scenario], setup: setup, executable: LeakAuditCommand.executablePath(),
+        directory: work + "/real-lane", jobs: 1, total: 1, progress: ProgressCounter())
       result = real.results[0]
       networkReady = real.networkReadySeconds
       Self.emit("\nevents (real seconds):")
       for event in result.outcome.events { Self.emit(Self.line(event)) }
     } else {
       Self.emit("\nevents (virtual seconds, as they happen):")
-      var runnerOptions = ScenarioRunner.Options(
+      var runnerOptions = setup.mockRunnerOptions(
         executable: LeakAuditCommand.executablePath(), timeScale: Double(scale),
-        workDirectory: work, onEvent: { Self.emit(Self.line($0)) }, bitchatSourceDriver: driver)
-      runnerOptions.substituteBitchatSource = setup.substituteBitchatSource
-      runnerOptions.onionBrowserSourceDriver = setup.onionBrowserSourceDriver
+        workDirectory: work, onEvent: { Self.emit(Self.line($0)) })
       runnerOptions.skipIdle = try RunClockOption.skipIdle(arguments)
       let runner = ScenarioRunner(options: runnerOptions)
       result = ScenarioResult(scenario: scenario, outcome: await runner.run(scenario))

@@ -11,11 +11,32 @@ public enum BitchatSourceSystem {
     refusal:
       "is not a bitchat scenario (the mock lane's with the arti personality, or the real-Tor "
       + "lane's)",
+    guide: """
+      --sut bitchat-source runs bitchat's own code instead of the model: the bitchat scenarios
+      of the mock lane (arti personality) with the `apple` transport, the naive-port canary
+      with stock swift-corelibs URLSession (`linux-foundation`), and the real-Tor lane's bitchat
+      scenarios with arti.h over Debian's tor, in real time (bitchat reads the wall clock),
+      through the driver built from a bitchat checkout (--bitchat-src DIR, default
+      ../shared/upstream/bitchat; see `failclosed bitchat-source`). Files with the profile
+      bitchat-source always run on it; without a checkout they are skipped with a note.
+      """,
+    options: [checkout],
     waitsInRealTime: true,
+    // The model's bitchat against bitchat's code differs only where Linux does
+    // (docs/linux-differences.md); hardened fixes bitchat's rules, so every difference counts.
+    comparison: TestedSystemComparison(heldAgainst: [
+      .init(.bitchat, known: .linux), .init(.hardened, known: .none),
+    ]),
     adopt: { runs($0) ? onSource($0) : nil },
     prepare: { scenarios, inputs in
       prepare(scenarios, inputs: inputs, substituting: true)
     })
+
+  /// `--bitchat-src DIR`: the checkout the driver is built from (default
+  /// ../shared/upstream/bitchat, BitchatSourceLocation).
+  public static let checkout = TestedSystemOption(
+    "bitchat-src", valueName: "DIR", help: "bitchat checkout for bitchat-source",
+    value: .directory)
 
   /// The transport bitchat's code runs `scenario` on, nil when the model runs it:
   /// bitchat-source files always (`apple`); when bitchat-source is the system under test
@@ -73,7 +94,7 @@ public enum BitchatSourceSystem {
       var setup = TestedSystemSetup(
         scenarios: scenarios.filter { !needsDriver($0, substituting: substituting) },
         substituteBitchatSource: substituting,
-        unavailable: ("\(error)", endsRun: inputs.bitchatSource != nil || !missing))
+        unavailable: ("\(error)", endsRun: inputs.value(of: checkout) != nil || !missing))
       setup.unavailableLane = entry.name
       return setup
     }
@@ -85,7 +106,7 @@ public enum BitchatSourceSystem {
     do {
       return .success(
         try BitchatSourceLocation.prepare(
-          bitchatSource: inputs.bitchatSource, progress: inputs.progress
+          bitchatSource: inputs.value(of: checkout), progress: inputs.progress
         ).executable)
     } catch let error as BitchatSourceError {
       return .failure(error)

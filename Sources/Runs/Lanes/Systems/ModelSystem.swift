@@ -9,8 +9,17 @@ public enum ModelSystem {
     name: "model",
     summary: "the project's model of each app (default)",
     refusal: "is a program scenario: it needs a command (leak-audit --app -- CMD)",
+    comparison: TestedSystemComparison(plays: [
+      .init(.bitchat, files: bitchatFiles), .init(.hardened, files: bitchatFiles),
+      .init(.onionBrowser2, files: [.onionBrowser2]),
+      .init(.onionBrowser3, files: [.onionBrowser3, .onionBrowser]),
+    ]),
     adopt: { $0.app.profile == .program ? nil : $0 },
     prepare: { scenarios, inputs in
       BitchatSourceSystem.prepare(scenarios, inputs: inputs, substituting: false)
     })
+
+  /// The files a comparison runs as bitchat or hardened: one app, its rules fixed or not (the
+  /// naive-port canary and bitchat-source files are not the model's bitchat).
+  static let bitchatFiles: Set<AppPlan.Profile> = [.bitchat, .hardened]
 }

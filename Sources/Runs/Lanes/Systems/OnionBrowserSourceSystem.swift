@@ -16,9 +16,29 @@ public enum OnionBrowserSourceSystem {
     refusal:
       "is not an Onion Browser 2.X or 3.X scenario (the mock lane's with the ctor personality, "
       + "or the real-Tor lane's)",
+    guide: """
+      --sut onion-browser-source runs Onion Browser's own Tor layer (2.X OnionManager.swift, 3.X
+      TorManager.swift) instead of the model: the Onion Browser scenarios of the checkout's
+      version, on the mock lane (ctor personality: the mock's control port) and the real-Tor
+      lane (its Tor.framework shim runs Debian's tor pinned to the private network), in real
+      time, through the driver built from --onion-browser-src SRC (a checkout, REPO@COMMIT, or
+      pinned:2.X|3.X with $FAILCLOSED_ONION_BROWSER_REPO; docs/onion-browser-source.md).
+      """,
+    options: [checkout],
     waitsInRealTime: true,
+    // docs/onion-browser-source.md explains each difference from the model of its version.
+    comparison: TestedSystemComparison(heldAgainst: [
+      .init(.onionBrowser2, known: .onionBrowser), .init(.onionBrowser3, known: .onionBrowser),
+    ]),
     adopt: { runs($0) ? $0 : nil },
     prepare: { scenarios, inputs in prepare(scenarios, inputs: inputs) })
+
+  /// `--onion-browser-src SRC`: the checkout, REPO@COMMIT or pinned:2.X|3.X the driver is
+  /// built from; without it this system runs nothing.
+  public static let checkout = TestedSystemOption(
+    "onion-browser-src", valueName: "SRC",
+    help: "Onion Browser checkout (or REPO@COMMIT, pinned:2.X|3.X) for onion-browser-source",
+    value: .directory)
 
   /// The Onion Browser version a scenario's profile is, nil for any other profile.
   public static func version(of scenario: Scenario) -> OnionBrowserTree.Version? {
@@ -43,7 +63,7 @@ public enum OnionBrowserSourceSystem {
   public static func prepare(_ scenarios: [Scenario], inputs: TestedSystemInputs)
     -> TestedSystemSetup
   {
-    guard let source = inputs.onionBrowserSource else {
+    guard let source = inputs.value(of: checkout) else {
       return TestedSystemSetup(
         scenarios: [],
         unavailable: (

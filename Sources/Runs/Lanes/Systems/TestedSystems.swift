@@ -20,6 +20,14 @@ public enum TestedSystems {
     systems.map(\.name)
   }
 
+  /// Every system's own options, each with the system that declares it (and that it
+  /// selects), in list order.
+  public static func options(in systems: [TestedSystem] = all) -> [(
+    option: TestedSystemOption, system: TestedSystem
+  )] {
+    systems.flatMap { system in system.options.map { ($0, system) } }
+  }
+
   /// `system`'s setup for `scenarios`: those it runs, as it runs them, made ready.
   public static func plan(
     _ scenarios: [Scenario], on system: TestedSystem, inputs: TestedSystemInputs
