@@ -2,6 +2,7 @@ import FailClosedSupport
 import Foundation
 import MockTor
 import SOCKS
+import TestSupport
 import Testing
 
 /// Fetches "/" from `host` through the SOCKS proxy at `proxy` with the project's own client
@@ -84,7 +85,7 @@ func fetch(
     usleep(300_000)
     #expect(result.withLock { $0 } == nil, "the stream must wait while bootstrapping")
     await clock.advance(by: 30)
-    #expect(eventually { result.withLock { $0 } != nil })
+    #expect(await waitUntil(timeout: 5) { result.withLock { $0 } != nil })
     #expect(result.withLock { $0 }?.hasSuffix(web.body) == true)
   }
 
@@ -104,7 +105,7 @@ func fetch(
     }
     usleep(200_000)
     await clock.advance(by: 121)
-    #expect(eventually { result.withLock { $0 } != nil })
+    #expect(await waitUntil(timeout: 5) { result.withLock { $0 } != nil })
     #expect(result.withLock { $0 as? SOCKSError } == SOCKSError(.rejected(.ttlExpired), at: 3))
   }
 
@@ -183,7 +184,7 @@ func fetch(
     defer { mock.stop() }
     let socket = try Socket.connect(to: try #require(mock.socksAddress), timeout: 5)
     defer { socket.close() }
-    #expect(eventually { mock.connectionCounts.current == 1 })
+    #expect(await waitUntil(timeout: 5) { mock.connectionCounts.current == 1 })
     await clock.advance(by: 31)
     socket.setTimeouts(seconds: 5)
     #expect((try? socket.read()) == [])
@@ -213,14 +214,14 @@ func fetch(
         }
         hostile.append(socket)
       }
-      _ = eventually { mock.connectionCounts.current >= 1400 }
+      _ = waitUntil(timeout: 5) { mock.connectionCounts.current >= 1400 }
       let page = try fetch(through: proxy, host: "web.test")
       return (page, mock.connectionCounts.peak)
     }
     #expect(page.hasSuffix(web.body))
     // Garbage may close at once; the silent, partial and stalled ones (three quarters) stay.
     #expect(peak >= 1400, "peak \(peak)")
-    #expect(eventually { mock.connectionCounts.current == 0 })
+    #expect(await waitUntil(timeout: 5) { mock.connectionCounts.current == 0 })
     #expect(try fetch(through: proxy, host: "web.test").hasSuffix(web.body))
   }
 }
@@ -307,7 +308,7 @@ final class Mutex<Value>: @unchecked Sendable {
     let proxy = try #require(mock.socksAddress)
     await clock.advance(by: 3)
     // The crash is logged once the listener is closed.
-    #expect(eventually { mock.eventLog.events("crash").count == 1 })
+    #expect(await waitUntil(timeout: 5) { mock.eventLog.events("crash").count == 1 })
     #expect(mock.socksAddress == nil)
     #expect(throws: SystemError.self) { try Socket.connect(to: proxy, timeout: 1) }
   }
@@ -369,13 +370,13 @@ final class Made: @unchecked Sendable {
     await clock.advance(by: 5)
     // Canary: the port is held, so no listener, and the failure is in the event log.
     #expect(
-      eventually {
+      await waitUntil(timeout: 5) {
         ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("listener-error")
       })
     #expect(mock.socksAddress == nil)
     holder.close()
     // Control: once free, the mock listens on it.
-    #expect(eventually { mock.socksAddress?.port == port })
+    #expect(await waitUntil(timeout: 5) { mock.socksAddress?.port == port })
     let errors =
       ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
       .components(separatedBy: "listener-error").count - 1

@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Sandbox
@@ -8,7 +9,7 @@ import Testing
 struct SandboxLifecycleTests {
   struct Boom: Error {}
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func buildsTheTopologyAndLeavesNothing() async throws {
     let run = try await SandboxRun.create()
     let names = run.names
@@ -31,7 +32,7 @@ struct SandboxLifecycleTests {
     #expect(Leftovers.of(names) == [])
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func tearsDownAfterAThrownError() async throws {
     let names = SandboxNames.random()
     await #expect(throws: Boom.self) {
@@ -44,7 +45,7 @@ struct SandboxLifecycleTests {
     #expect(Leftovers.of(names) == [])
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func killsProcessesLeftInTheDevice() async throws {
     let names = SandboxNames.random()
     try await withSandbox(names: names) { run in
@@ -58,7 +59,7 @@ struct SandboxLifecycleTests {
     #expect(Leftovers.of(names) == [])
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func reapsTheLeftoversOfADeadOwner() throws {
     let names = SandboxNames.random()
     let run = try SandboxRun.createBlocking(names: names)
@@ -75,7 +76,7 @@ struct SandboxLifecycleTests {
     #expect(Leftovers.of(names) == [])
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func leavesRunsOfLiveOwnersAlone() async throws {
     try await withSandbox { run in
       Reaper.reap()

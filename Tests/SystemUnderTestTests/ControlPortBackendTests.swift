@@ -2,6 +2,7 @@ import FailClosedSupport
 import Foundation
 import MockTor
 import OnionBrowserModel
+import TestSupport
 import Testing
 import TorControl
 
@@ -167,15 +168,6 @@ import TorControl
     }
   }
 
-  /// Waits (bounded, 10 s) until `condition` holds; returns whether it did.
-  static func eventually(_ condition: @Sendable () -> Bool) async -> Bool {
-    for _ in 0..<500 {
-      if condition() { return true }
-      try? await Task.sleep(nanoseconds: 20_000_000)
-    }
-    return condition()
-  }
-
   @AppActor static func start(_ backend: ControlPortTorBackend) {
     #expect(backend.start(dataDirectory: "/tmp", socksPort: 0) == 0)
   }
@@ -189,7 +181,7 @@ import TorControl
     let setup = try Setup(plan: "healthy:1")
     let backend = await setup.backend(.v1)
     await Self.start(backend)
-    let done = await Self.eventually {
+    let done = await waitUntil {
       setup.torEvents("bootstrap").contains { $0["progress"] == 100 }
     }
     #expect(done)
@@ -233,10 +225,10 @@ import TorControl
     let backend = await setup.backend(.v1, stopDisablesNetwork: true)
     await Self.start(backend)
     #expect(
-      await Self.eventually { setup.torEvents("bootstrap").contains { $0["progress"] == 100 } })
+      await waitUntil { setup.torEvents("bootstrap").contains { $0["progress"] == 100 } })
     #expect(!setup.service.driver.isNetworkDisabled)
     await ControlPortBackendTests.stop(backend)
-    #expect(await Self.eventually { setup.service.driver.isNetworkDisabled })
+    #expect(await waitUntil { setup.service.driver.isNetworkDisabled })
     #expect(setup.torEvents("command").last?["command"] == "SETCONF DisableNetwork=1")
   }
 
@@ -266,9 +258,9 @@ import TorControl
     }
     await ControlPortBackendTests.stop(backend)
     if version == .v3 {
-      #expect(await Self.eventually { setup.service.driver.signals.contains("SHUTDOWN") })
+      #expect(await waitUntil { setup.service.driver.signals.contains("SHUTDOWN") })
     } else {
-      #expect(await Self.eventually { setup.service.listener.connectionCount == 0 })
+      #expect(await waitUntil { setup.service.listener.connectionCount == 0 })
       #expect(!setup.service.driver.signals.contains("SHUTDOWN"))
     }
   }
@@ -283,15 +275,15 @@ import TorControl
     let backend = await setup.backend(.v1)
     await Self.start(backend)
     #expect(
-      await Self.eventually { setup.torEvents("bootstrap").contains { $0["progress"] == 100 } })
+      await waitUntil { setup.torEvents("bootstrap").contains { $0["progress"] == 100 } })
     // Heartbeats answered at once: no HUP.
     #expect(
-      await Self.eventually {
+      await waitUntil {
         setup.commands.filter { $0.lowercased() == "getinfo orconn-status" }.count >= 2
       })
     #expect(!setup.service.driver.signals.contains("HUP"))
     setup.service.listener.orconnStatusReplyDelay = 3
-    #expect(await Self.eventually { setup.service.driver.signals.contains("HUP") })
+    #expect(await waitUntil { setup.service.driver.signals.contains("HUP") })
     let timeouts = setup.torEvents("reply-timeout")
     #expect(timeouts.first?["command"] == .string(OnionBrowser1Controller.heartbeatCommand))
     #expect(setup.torEvents("command").contains { $0["command"] == "SIGNAL HUP" })
@@ -301,7 +293,7 @@ import TorControl
         $0["command"] == .string(OnionBrowser1Controller.heartbeatCommand)
       })
     #expect(
-      await Self.eventually {
+      await waitUntil {
         setup.commands.filter { $0.lowercased() == "authenticate [scrubbed]" }.count >= 2
       })
     await ControlPortBackendTests.stop(backend)
@@ -321,12 +313,12 @@ import TorControl
     }
     #expect(ready)
     await Self.networkChanged(backend)
-    #expect(await Self.eventually { setup.service.driver.signals.count >= 2 })
+    #expect(await waitUntil { setup.service.driver.signals.count >= 2 })
     #expect(setup.service.driver.signals == ["RELOAD", "NEWNYM"])
     // The reload brought back the mock's "torrc" DisableNetwork 1; after RELOAD's answer the
     // harness enabled the network again (OnionBrowserHarnessDeviation).
     let expected = ["SIGNAL RELOAD", "SIGNAL NEWNYM", "SETCONF DisableNetwork=0"]
-    #expect(await Self.eventually { Set(setup.commands.suffix(3)) == Set(expected) })
+    #expect(await waitUntil { Set(setup.commands.suffix(3)) == Set(expected) })
     #expect(
       setup.commands.contains(
         #"SETCONF ClientPreferIPv6ORPort="auto" ClientUseIPv4="1" ClientUseIPv6="1""#))
@@ -357,7 +349,7 @@ import TorControl
     let backend = await setup.backend(.v2)
     await Self.start(backend)
     #expect(
-      await Self.eventually {
+      await waitUntil {
         setup.commands.filter { $0.hasPrefix("SETCONF DisableNetwork") }.count >= 3
       })
     // Twice the guard's time again: it does not repeat.
@@ -379,7 +371,7 @@ import TorControl
     let backend = await setup.backend(.v2, bridges: true)
     await Self.start(backend)
     #expect(
-      await Self.eventually {
+      await waitUntil {
         setup.torEvents("problem").contains { $0["reason"] == "no-progress" }
       })
     #expect(

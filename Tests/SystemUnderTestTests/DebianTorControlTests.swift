@@ -1,6 +1,7 @@
 import FailClosedSupport
 import Foundation
 import OnionBrowserModel
+import TestSupport
 import Testing
 import TorControl
 
@@ -86,10 +87,7 @@ import TorControl
   }
 
   @Test(
-    .enabled(
-      if: Privilege.skipReason(
-        unless: FileManager.default.isExecutableFile(atPath: torPath), "needs /usr/bin/tor") == nil,
-      "needs /usr/bin/tor"),
+    .needs("needs /usr/bin/tor", if: FileManager.default.isExecutableFile(atPath: torPath)),
     .timeLimit(.minutes(1)))
   func drivesDebiansTorWithCookieAuthentication() async throws {
     try #require(FileManager.default.isExecutableFile(atPath: Self.torPath), "needs /usr/bin/tor")
@@ -121,16 +119,9 @@ import TorControl
     func torEvents(_ phase: String) -> [AppEvent] {
       log.events(.tor).filter { $0["phase"]?.description == phase }
     }
-    func eventually(_ condition: () -> Bool) async -> Bool {
-      for _ in 0..<500 {
-        if condition() { return true }
-        try? await Task.sleep(nanoseconds: 20_000_000)
-      }
-      return condition()
-    }
     await Self.start(backend)
     // tor's first report after DisableNetwork=0 is 5 % "conn", then the refused bridge.
-    #expect(await eventually { torEvents("problem").contains { $0["reason"] == "CONNECTREFUSED" } })
+    #expect(await waitUntil { torEvents("problem").contains { $0["reason"] == "CONNECTREFUSED" } })
     #expect(torEvents("bootstrap").first?["progress"] == 5)
     #expect(torEvents("bootstrap").first?["tag"] == "conn")
     let problem = torEvents("problem").first { $0["reason"] == "CONNECTREFUSED" }
@@ -138,12 +129,12 @@ import TorControl
     #expect(problem?["detail"]?.description.hasPrefix("Connection refused") == true)
     // The stall cycle, answered OK.
     #expect(
-      await eventually {
+      await waitUntil {
         torEvents("command").filter { $0["command"] == "SETCONF DisableNetwork=0" }.count >= 2
       })
     await Self.networkChanged(backend)
     #expect(
-      await eventually {
+      await waitUntil {
         torEvents("command").filter { $0["command"] == "SETCONF DisableNetwork=0" }.count >= 3
       })
     // Give tor a moment to answer, then check nothing was refused.
@@ -161,7 +152,7 @@ import TorControl
     // RELOAD re-applied the torrc's DisableNetwork 1 (tor closes its SOCKS listener); the
     // controller enabled the network again, so the SOCKS listener is back. A TCP connect only.
     let socks = SocketAddress(host: "127.0.0.1", port: tor.socksPort)!
-    let listening = await eventually {
+    let listening = await waitUntil {
       guard let probe = try? Socket.connect(to: socks, timeout: 1) else { return false }
       probe.close()
       return true
@@ -171,7 +162,7 @@ import TorControl
     #expect(await Self.progress(backend) == 5)
     await ControlPortBackendTests.stop(backend)
     // TAKEOWNERSHIP: tor exits when the controller's connection closes.
-    #expect(await eventually { !tor.process.isRunning })
+    #expect(await waitUntil { !tor.process.isRunning })
   }
 
   @AppActor static func makeBackend(
