@@ -77,14 +77,17 @@ struct OnionBrowserSourceFixtureTests {
       "mock-tor", "--personality", "ctor", "--listen", "127.0.0.1:\(socks)", "--control-port",
       String(control), "--control-disable-network", "--bootstrap-plan", "healthy:2",
     ]
-    mock.standardOutput = FileHandle.nullDevice
+    let output = Pipe()
+    mock.standardOutput = output
     mock.standardError = FileHandle.nullDevice
     try mock.run()
     defer {
       if mock.isRunning { mock.terminate() }
       mock.waitUntilExit()
     }
-    Thread.sleep(forTimeInterval: 0.5)
+    // The mock says so once its control port listens (as the scenario runner waits for it).
+    let lines = LineReader(output.fileHandleForReading)
+    try #require(lines.waitFor("mock-tor: control port on") != nil, "the mock never listened")
     let actions = """
       {"at": 0, "action": "start"}
       {"at": 5, "action": "background"}

@@ -41,12 +41,23 @@ func fetch(
       $0.clock = clock
     }
     defer { mock.stop() }
-    usleep(100_000)
+    // The mock's monitor has read the plan at 0 (its first record) with the clock standing.
+    #expect(await waitUntil(timeout: 5) { !mock.eventLog.events("bootstrap").isEmpty })
     #expect(mock.socksAddress == nil)
     #expect(mock.bootstrapProgress == 0)
     #expect(mock.bootstrapSummary == "Starting...")
     await clock.advance(by: 10)
     let proxy = try #require(mock.waitForListener())
+    // The monitor binds in the turn it finds the plan at 100, after that turn's record: a bind
+    // in any earlier turn (before the advance, or racing it) would come before that record.
+    let order = mock.eventLog.events.compactMap { event -> String? in
+      switch event["event"] {
+      case "listener": return "listener"
+      case "bootstrap" where event["progress"] == 100: return "ready"
+      default: return nil
+      }
+    }
+    #expect(order == ["ready", "listener"])
     #expect(mock.bootstrapProgress == 100)
     #expect(mock.bootstrapSummary == "Ready")
     #expect(try fetch(through: proxy, host: "web.test").hasSuffix(web.body))
@@ -82,7 +93,8 @@ func fetch(
       let page = try? fetch(through: proxy, host: "web.test")
       result.withLock { $0 = page ?? "failed" }
     }
-    usleep(300_000)
+    // The stream is held: the clock stands before the bootstrap, so nothing can answer it.
+    #expect(await waitUntil(timeout: 5) { mock.streamsWaitingForBootstrap == 1 })
     #expect(result.withLock { $0 } == nil, "the stream must wait while bootstrapping")
     await clock.advance(by: 30)
     #expect(await waitUntil(timeout: 5) { result.withLock { $0 } != nil })
@@ -103,7 +115,8 @@ func fetch(
         result.withLock { $0 = error }
       }
     }
-    usleep(200_000)
+    // Held, its 120 s counted from the clock's 0: 121 s later it has waited past its limit.
+    #expect(await waitUntil(timeout: 5) { mock.streamsWaitingForBootstrap == 1 })
     await clock.advance(by: 121)
     #expect(await waitUntil(timeout: 5) { result.withLock { $0 } != nil })
     #expect(result.withLock { $0 as? SOCKSError } == SOCKSError(.rejected(.ttlExpired), at: 3))

@@ -63,7 +63,7 @@ import TorControl
     func stop() {
       if process.isRunning {
         kill(process.processIdentifier, SIGTERM)
-        for _ in 0..<50 where process.isRunning { usleep(20_000) }
+        _ = waitUntil(timeout: 1) { !process.isRunning }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
       }
@@ -95,16 +95,12 @@ import TorControl
     defer { tor.stop() }
     // tor writes the cookie, then listens.
     let control = SocketAddress(host: "127.0.0.1", port: tor.controlPort)!
-    var ready = false
-    for _ in 0..<250 where !ready {
-      if FileManager.default.fileExists(atPath: tor.cookiePath),
+    let ready = await waitUntil(every: 0.04) {
+      guard FileManager.default.fileExists(atPath: tor.cookiePath),
         let probe = try? Socket.connect(to: control, timeout: 1)
-      {
-        probe.close()
-        ready = true
-      } else {
-        try await Task.sleep(nanoseconds: 40_000_000)
-      }
+      else { return false }
+      probe.close()
+      return true
     }
     try #require(ready, "tor did not open its control port")
     let log = AppEventLog(clock: SystemClock())
@@ -137,8 +133,21 @@ import TorControl
       await waitUntil {
         torEvents("command").filter { $0["command"] == "SETCONF DisableNetwork=0" }.count >= 3
       })
-    // Give tor a moment to answer, then check nothing was refused.
-    try await Task.sleep(nanoseconds: 300_000_000)
+    // RELOAD re-applied the torrc's DisableNetwork 1 (tor closes its SOCKS listener); the
+    // controller enabled the network again, so the SOCKS listener is back. A TCP connect only.
+    let socks = SocketAddress(host: "127.0.0.1", port: tor.socksPort)!
+    let listening = await waitUntil {
+      guard let probe = try? Socket.connect(to: socks, timeout: 1) else { return false }
+      probe.close()
+      return true
+    }
+    #expect(listening)
+    // tor has applied the last command, so it has answered every one (in order, on the one
+    // connection; a success leaves no event). Its next warning about the refused bridge comes
+    // after those answers on that connection (its network was off from RELOAD until then), so
+    // once the controller has logged it, it has read every answer: then nothing was refused.
+    let problems = torEvents("problem").count
+    #expect(await waitUntil(timeout: 20) { torEvents("problem").count > problems })
     let logged = torEvents("command").compactMap { $0["command"]?.description }
     // 2.X over Tor.framework, with the harness's TAKEOWNERSHIP and DisableNetwork=0.
     #expect(
@@ -149,15 +158,6 @@ import TorControl
         #"SETCONF ClientPreferIPv6ORPort="auto" ClientUseIPv4="1" ClientUseIPv6="1""#,
         "SIGNAL RELOAD", "SIGNAL NEWNYM", "SETCONF DisableNetwork=0",
       ])
-    // RELOAD re-applied the torrc's DisableNetwork 1 (tor closes its SOCKS listener); the
-    // controller enabled the network again, so the SOCKS listener is back. A TCP connect only.
-    let socks = SocketAddress(host: "127.0.0.1", port: tor.socksPort)!
-    let listening = await waitUntil {
-      guard let probe = try? Socket.connect(to: socks, timeout: 1) else { return false }
-      probe.close()
-      return true
-    }
-    #expect(listening)
     #expect(!torEvents("command").contains { $0["detail"]?.description.first == "5" })
     #expect(await Self.progress(backend) == 5)
     await ControlPortBackendTests.stop(backend)
