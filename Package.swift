@@ -113,55 +113,66 @@ let package = Package(
       name: "fcbench", dependencies: ["SOCKS", "Sandbox", "Capture", "Audit", "FailClosedSupport"],
       path: "Sources/Front/fcbench"),
 
-    .testTarget(name: "SupportTests", dependencies: ["FailClosedSupport"]),
+    // What the test targets share: the built binary's path, the wait-until helper, the traits
+    // that skip a test locally without root or a tool (never in CI), a network namespace of a
+    // test's own, a free loopback port, a child's output read line by line.
+    .target(name: "TestSupport", dependencies: ["FailClosedSupport"], path: "Tests/TestSupport"),
+
+    .testTarget(name: "SupportTests", dependencies: ["FailClosedSupport", "TestSupport"]),
     .testTarget(name: "SOCKSTests", dependencies: ["SOCKS"]),
     .testTarget(name: "TorControlTests", dependencies: ["TorControl", "Digest"]),
     .testTarget(name: "OnionBrowserModelTests", dependencies: ["OnionBrowserModel", "TorControl"]),
     .testTarget(name: "DigestTests", dependencies: ["Digest"]),
     .testTarget(
-      name: "MockTorTests", dependencies: ["MockTor", "SOCKS", "TorControl", "FailClosedSupport"]),
+      name: "MockTorTests",
+      dependencies: ["MockTor", "SOCKS", "TorControl", "FailClosedSupport", "TestSupport"]),
     .testTarget(
-      name: "TestnetTests", dependencies: ["Testnet", "TorControl", "FailClosedSupport"]),
+      name: "TestnetTests",
+      dependencies: ["Testnet", "TorControl", "FailClosedSupport", "TestSupport"]),
     .testTarget(
       name: "RealTorLaneTests",
       dependencies: [
         "Lanes", "Scenarios", "Sandbox", "Testnet", "Audit", "FailClosedSupport", "OONI",
+        "TestSupport",
       ]),
-    .testTarget(name: "TLSTests", dependencies: ["TLS", "HTTPCodec", "FailClosedSupport"]),
+    .testTarget(
+      name: "TLSTests", dependencies: ["TLS", "HTTPCodec", "FailClosedSupport", "TestSupport"]),
     .testTarget(name: "HTTPCodecTests", dependencies: ["HTTPCodec"]),
     .testTarget(name: "AuditTests", dependencies: ["Audit", "SyntheticTraffic"]),
     .testTarget(
       name: "CaptureTests",
-      dependencies: ["Capture", "Audit", "SyntheticTraffic", "FailClosedSupport"]),
+      dependencies: ["Capture", "Audit", "SyntheticTraffic", "FailClosedSupport", "TestSupport"]),
     .testTarget(
       name: "SandboxTests",
-      dependencies: ["Sandbox", "Capture", "Audit", "HTTPCodec", "FailClosedSupport"]),
+      dependencies: [
+        "Sandbox", "Capture", "Audit", "HTTPCodec", "FailClosedSupport", "TestSupport",
+      ]),
     .testTarget(
       name: "SystemUnderTestTests",
       dependencies: [
         "SystemUnderTest", "MockTor", "TLS", "HTTPCodec", "TorControl", "OnionBrowserModel",
-        "FailClosedSupport",
+        "FailClosedSupport", "TestSupport",
       ]),
     .testTarget(
       name: "ScenariosTests",
       dependencies: [
         "Scenarios", "Lanes", "Reports", "Sandbox", "SystemUnderTest", "MockTor", "Audit",
-        "BitchatSource", "Vocabulary", "FailClosedSupport",
+        "BitchatSource", "Vocabulary", "FailClosedSupport", "TestSupport",
       ]),
     // corpus/: real OONI measurements of Tor, byte for byte (sources in corpus/README.md);
     // synthetic/: made-up ones in the same formats (said so in its README).
     .testTarget(
-      name: "OONITests", dependencies: ["OONI", "Scenarios", "FailClosedSupport"],
+      name: "OONITests", dependencies: ["OONI", "Scenarios", "FailClosedSupport", "TestSupport"],
       exclude: ["corpus", "synthetic"]),
     .testTarget(
       name: "CLITests",
       dependencies: [
         "FailClosedCLI", "Audit", "Capture", "Sandbox", "FailClosedSupport", "Scenarios",
-        "SyntheticTraffic", "Lanes", "Vocabulary",
+        "SyntheticTraffic", "Lanes", "Vocabulary", "TestSupport",
       ]),
     .testTarget(
       name: "BitchatSourceTests",
-      dependencies: ["BitchatSource", "Scenarios", "Lanes", "FailClosedSupport"],
+      dependencies: ["BitchatSource", "Scenarios", "Lanes", "FailClosedSupport", "TestSupport"],
       exclude: ["Fixtures"]),
   ],
   swiftLanguageModes: [.v6]

@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 @testable import BitchatSource
@@ -25,9 +26,7 @@ func buildPinned() throws -> BitchatSourceBuilder.Result {
 /// time), so these run one at a time.
 @Suite(
   .serialized,
-  .enabled(
-    if: Privilege.skipReason(unless: checkoutSkipReason == nil, "needs the bitchat checkout")
-      == nil, "needs the bitchat checkout"))
+  .needsBitchatCheckout)
 struct BitchatSourceBuildTests {
   @Test func aSecondRunWithTheSameFilesDoesNotRebuild() throws {
     let first = try buildPinned()
@@ -97,9 +96,7 @@ struct BitchatSourceBuildTests {
 /// where the shims are built (the generated package's bitchat-source-checks).
 @Suite(
   .serialized,
-  .enabled(
-    if: Privilege.skipReason(unless: checkoutSkipReason == nil, "needs the bitchat checkout")
-      == nil, "needs the bitchat checkout"))
+  .needsBitchatCheckout)
 struct BitchatShimContractTests {
   @Test func everyShimAndArtiCheckHolds() throws {
     let result = try buildPinned()

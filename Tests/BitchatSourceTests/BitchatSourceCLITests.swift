@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 @testable import BitchatSource
@@ -8,12 +9,6 @@ import Testing
 let testCacheEnvironment = [
   "FAILCLOSED_CACHE": BitchatSourceLocation.packageRoot + "/.build/bitchat-source-tests"
 ]
-
-/// The built binary is needed; CI always has it.
-var binarySkipReason: String? {
-  FileManager.default.isExecutableFile(atPath: failclosedBinary)
-    ? nil : "no built failclosed at \(failclosedBinary)"
-}
 
 /// An actions file: start, then the end at `seconds`.
 func shortActions(_ seconds: Double) throws -> String {
@@ -27,9 +22,7 @@ func shortActions(_ seconds: Double) throws -> String {
 /// `failclosed app --bitchat-src DIR`: bitchat's own code behind the app command, its options
 /// checked (the model's own options are refused by name), a missing checkout explained.
 @Suite(
-  .enabled(
-    if: Privilege.skipReason(unless: binarySkipReason == nil, "needs the built binary") == nil,
-    "needs the built binary"))
+  .needsFailclosedBinary)
 struct BitchatSourceAppCommandTests {
   @Test(arguments: [
     (["--relay", "wss://relay.example"], "--relay is the model's"),
@@ -68,9 +61,7 @@ struct BitchatSourceAppCommandTests {
   /// SOCKS port its TorManager stays at "Bootstrapping..." and never ready; the driver ends
   /// at the actions' end.
   @Test(
-    .enabled(
-      if: Privilege.skipReason(unless: checkoutSkipReason == nil, "needs the bitchat checkout")
-        == nil, "needs the bitchat checkout"))
+    .needsBitchatCheckout)
   func bitchatsOwnCodeRunsTheActions() throws {
     _ = try buildPinned()
     let state = try temporaryDirectory("app-state")
@@ -92,10 +83,8 @@ struct BitchatSourceAppCommandTests {
 /// A fresh clone without a bitchat checkout: leak-audit says how to get one, skips the lane's
 /// files and still runs (and passes) the rest.
 @Suite(
-  .enabled(if: Privilege.rootSkipReason == nil, "needs root"),
-  .enabled(
-    if: Privilege.skipReason(unless: binarySkipReason == nil, "needs the built binary") == nil,
-    "needs the built binary"))
+  .needsRoot,
+  .needsFailclosedBinary)
 struct BitchatSourceFreshCloneTests {
   @Test func withoutACheckoutTheLaneIsSkippedAndTheRestRuns() throws {
     let directory = try temporaryDirectory("fresh-clone")

@@ -2,15 +2,10 @@ import FailClosedSupport
 import Foundation
 import Lanes
 import Scenarios
+import TestSupport
 import Testing
 
 @testable import BitchatSource
-
-/// The built `failclosed` binary (the runner starts its mock Tor in the device).
-let failclosedBinary: String = {
-  URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    .appendingPathComponent("failclosed").path
-}()
 
 /// A few scenarios of the library on bitchat's own code, in the sandbox, in real time (about
 /// 35 s): the healthy baseline must pass with the apple transport (only Tor on the wire), and
@@ -19,14 +14,13 @@ let failclosedBinary: String = {
 /// `leak-audit --sut bitchat-source`.
 @Suite(
   .serialized,
-  .enabled(if: Privilege.rootSkipReason == nil, "needs root"),
-  .enabled(
-    if: Privilege.skipReason(unless: checkoutSkipReason == nil, "needs the bitchat checkout")
-      == nil, "needs the bitchat checkout"))
+  .needsRoot,
+  .needsBitchatCheckout)
 struct BitchatSourceLaneTests {
   @Test func theBaselinePassesOnBitchatsCodeAndTheLinuxFoundationCanaryIsCaught() async throws {
     let driver = try buildPinned().executable
-    var options = ScenarioRunner.Options(executable: failclosedBinary, bitchatSourceDriver: driver)
+    var options = ScenarioRunner.Options(
+      executable: FailclosedBinary.path, bitchatSourceDriver: driver)
     options.substituteBitchatSource = true
     let runner = ScenarioRunner(options: options)
     let directory = BitchatSourceLocation.packageRoot + "/Scenarios"
@@ -58,7 +52,7 @@ func runFailclosed(_ arguments: [String], environment: [String: String] = [:]) t
   status: Int32, output: String
 ) {
   let process = Process()
-  process.executableURL = URL(fileURLWithPath: failclosedBinary)
+  process.executableURL = URL(fileURLWithPath: FailclosedBinary.path)
   process.arguments = arguments
   process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
   let pipe = Pipe()
@@ -72,7 +66,7 @@ func runFailclosed(_ arguments: [String], environment: [String: String] = [:]) t
 
 /// leak-audit's bitchat-source options: bad input is a usage error naming the option, and an
 /// explicit checkout that is not there says how to get one (exit 2, nothing run).
-@Suite(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+@Suite(.needsRoot)
 struct BitchatSourceLeakAuditOptionTests {
   @Test func aBadSystemUnderTestIsAUsageError() throws {
     let result = try runFailclosed(["leak-audit", "--sut", "iphone", "--lane", "mock"])
@@ -120,15 +114,9 @@ struct BitchatSourceLeakAuditOptionTests {
 /// tor) the healthy run bootstrapping through the network and a censor's resets stalling it
 /// at 5% with nothing leaking. `./tools/leak-audit` runs the whole library on the lane.
 @Suite(
-  .enabled(if: Privilege.rootSkipReason == nil, "needs root"),
-  .enabled(
-    if: Privilege.skipReason(unless: checkoutSkipReason == nil, "needs the bitchat checkout")
-      == nil, "needs the bitchat checkout"),
-  .enabled(
-    if: Privilege.skipReason(
-      unless: FileManager.default.isExecutableFile(atPath: "/usr/bin/tor"), "needs Debian's tor")
-      == nil,
-    "needs Debian's tor"))
+  .needsRoot,
+  .needsBitchatCheckout,
+  .needs("needs Debian's tor", if: FileManager.default.isExecutableFile(atPath: "/usr/bin/tor")))
 struct BitchatSourceLeakAuditLaneTests {
   static let subset = [
     "activation-revoked-while-ready-weakness-2", "real-healthy", "real-relays-reset",

@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 @testable import BitchatSource
@@ -49,11 +50,9 @@ private func leakingHistory() throws -> (
 /// naming the cell.
 @Suite(
   .serialized,
-  .enabled(
-    if: Privilege.skipReason(
-      unless: checkoutSkipReason == nil && binarySkipReason == nil && Privilege.isRoot,
-      "needs the bitchat checkout, the built binary and root") == nil,
-    "needs the bitchat checkout, the built binary and root"))
+  .needs(
+    "needs the bitchat checkout, the built binary and root",
+    if: hasBitchatCheckout && FailclosedBinary.built != nil && Privilege.isRoot))
 struct BitchatSweepCLITests {
   @Test func theSweepNamesTheCommitThatBroughtALeak() throws {
     let (root, clean, leaking, hanging) = try leakingHistory()

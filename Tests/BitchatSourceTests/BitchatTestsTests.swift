@@ -1,14 +1,13 @@
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 @testable import BitchatSource
 
 /// bitchat's own test files as `failclosed bitchat-tests` finds them in the pinned checkout.
 @Suite(
-  .enabled(
-    if: Privilege.skipReason(unless: checkoutSkipReason == nil, "needs the bitchat checkout")
-      == nil, "needs the bitchat checkout"))
+  .needsBitchatCheckout)
 struct BitchatTestFilesTests {
   @Test func findsEveryTestFileByPathWithItsFrameworkAndTests() throws {
     try #require(
@@ -245,16 +244,14 @@ struct BitchatTestsReportTests {
 /// runs them in the sandbox, prints the counts per file and the audit. CI runs it.
 @Suite(
   .serialized,
-  .enabled(if: Privilege.rootSkipReason == nil, "needs root"),
-  .enabled(
-    if: Privilege.skipReason(unless: checkoutSkipReason == nil, "needs the bitchat checkout")
-      == nil, "needs the bitchat checkout"))
+  .needsRoot,
+  .needsBitchatCheckout)
 struct BitchatTestsCommandTests {
   @Test func everyTestOfThePinnedCommitPassesAndNothingLeavesTheDevice() throws {
     try #require(
       FileManager.default.fileExists(atPath: pinnedCheckout), "no checkout at \(pinnedCheckout)")
     try #require(
-      FileManager.default.isExecutableFile(atPath: failclosedBinary), "no \(failclosedBinary)")
+      FailclosedBinary.built != nil, "no \(FailclosedBinary.path)")
     let result = try buildLock.withLock {
       try runFailclosed([
         "bitchat-tests", "--bitchat-src", pinnedCheckout, "--cache",
@@ -343,15 +340,11 @@ struct BitchatTestsCommandTests {
 
 /// The command's options: bad input is a usage error naming the option (exit 2, nothing built).
 @Suite(
-  .enabled(
-    if: Privilege.skipReason(
-      unless: FileManager.default.isExecutableFile(atPath: failclosedBinary),
-      "needs the built failclosed") == nil,
-    "needs the built failclosed"))
+  .needsFailclosedBinary)
 struct BitchatTestsOptionTests {
   @Test func aStrayWordABadTimeoutOrAMissingCheckoutIsNamed() throws {
     try #require(
-      FileManager.default.isExecutableFile(atPath: failclosedBinary), "no \(failclosedBinary)")
+      FailclosedBinary.built != nil, "no \(FailclosedBinary.path)")
     let stray = try runFailclosed(["bitchat-tests", "build"])
     #expect(stray.status == 2)
     #expect(stray.output.contains("unexpected 'build': bitchat-tests takes options only"))

@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 @testable import BitchatSource
@@ -10,11 +11,14 @@ let pinnedCheckout =
   ProcessInfo.processInfo.environment["FAILCLOSED_BITCHAT_SRC"].flatMap { $0.isEmpty ? nil : $0 }
   ?? BitchatSourceLocation.defaultCheckout
 
-/// Why a test that needs the pinned checkout cannot run here; nil when it can. Under CI=1 a
-/// missing checkout is not a reason to skip: the test runs and fails.
-var checkoutSkipReason: String? {
-  if Privilege.isCI || FileManager.default.fileExists(atPath: pinnedCheckout) { return nil }
-  return "no bitchat checkout at \(pinnedCheckout)"
+/// The pinned checkout is here.
+var hasBitchatCheckout: Bool { FileManager.default.fileExists(atPath: pinnedCheckout) }
+
+extension Trait where Self == ConditionTrait {
+  /// The pinned checkout: skipped locally without it, run (and failing) in CI.
+  static var needsBitchatCheckout: Self {
+    .needs("needs the bitchat checkout", if: hasBitchatCheckout)
+  }
 }
 
 /// A temporary directory, removed by `cleanup`.
@@ -38,9 +42,7 @@ func copyOfCheckout() throws -> String {
 }
 
 @Suite(
-  .enabled(
-    if: Privilege.skipReason(unless: checkoutSkipReason == nil, "needs the bitchat checkout")
-      == nil, "needs the bitchat checkout"))
+  .needsBitchatCheckout)
 struct BitchatTreeTests {
   @Test func findsTheTorLayerByPathInThePinnedCheckout() throws {
     let tree = try BitchatTree(root: pinnedCheckout)

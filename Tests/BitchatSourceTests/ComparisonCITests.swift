@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 @testable import BitchatSource
@@ -12,10 +13,8 @@ import Testing
 /// The whole set: `./tools/leak-audit --compare bitchat,bitchat-source`.
 @Suite(
   .serialized,
-  .enabled(if: Privilege.rootSkipReason == nil, "needs root"),
-  .enabled(
-    if: Privilege.skipReason(unless: checkoutSkipReason == nil, "needs the bitchat checkout")
-      == nil, "needs the bitchat checkout"))
+  .needsRoot,
+  .needsBitchatCheckout)
 struct ComparisonCITests {
   static let subset = [
     "healthy-baseline", "preference-off-users-choice", "custom-relay-cap",
@@ -28,7 +27,7 @@ struct ComparisonCITests {
     defer { try? FileManager.default.removeItem(atPath: report) }
     let root = BitchatSourceLocation.packageRoot
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: failclosedBinary)
+    process.executableURL = URL(fileURLWithPath: FailclosedBinary.path)
     process.currentDirectoryURL = URL(fileURLWithPath: root)
     process.arguments =
       ["leak-audit", "--compare", "bitchat,bitchat-source", "--bitchat-src", pinnedCheckout]

@@ -2,6 +2,7 @@ import FailClosedSupport
 import Foundation
 import Lanes
 import Scenarios
+import TestSupport
 import Testing
 
 @testable import BitchatSource
@@ -21,24 +22,6 @@ enum OnionBrowserFixture {
       cacheRoot: OnionBrowserSourceLocation.cacheRoot + "/packages")
     let result = try OnionBrowserSourceBuilder(package: package).build(progress: { _ in })
     return (package, result.executable)
-  }
-
-  /// A loopback port nothing listens on now.
-  static func freePort() throws -> UInt16 {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-      }
-    }
-    try #require(bound)
-    return UInt16(bigEndian: address.sin_port)
   }
 
   /// Runs the driver with `actions` against the control port at `control`; its JSON events.
@@ -76,10 +59,7 @@ enum OnionBrowserFixture {
 
 @Suite(
   .serialized,
-  .enabled(
-    if: Privilege.skipReason(
-      unless: FileManager.default.isExecutableFile(atPath: failclosedBinary),
-      "needs the built failclosed binary") == nil, "needs the built failclosed binary"))
+  .needsFailclosedBinary)
 struct OnionBrowserSourceFixtureTests {
   /// Positive control: the shim's conversation with the mock's ctor control port, as
   /// TORController.m holds it: cookie AUTHENTICATE, SETEVENTS STATUS_CLIENT, GETINFO
@@ -89,22 +69,25 @@ struct OnionBrowserSourceFixtureTests {
   /// nothing at the control port sends nothing and is never ready.
   @Test func theShimHoldsTheControlPortConversationWithTheMock() throws {
     let (_, executable) = try OnionBrowserFixture.build()
-    let socks = try OnionBrowserFixture.freePort()
-    let control = try OnionBrowserFixture.freePort()
+    let socks = try freeLoopbackPort()
+    let control = try freeLoopbackPort()
     let mock = Process()
-    mock.executableURL = URL(fileURLWithPath: failclosedBinary)
+    mock.executableURL = URL(fileURLWithPath: FailclosedBinary.path)
     mock.arguments = [
       "mock-tor", "--personality", "ctor", "--listen", "127.0.0.1:\(socks)", "--control-port",
       String(control), "--control-disable-network", "--bootstrap-plan", "healthy:2",
     ]
-    mock.standardOutput = FileHandle.nullDevice
+    let output = Pipe()
+    mock.standardOutput = output
     mock.standardError = FileHandle.nullDevice
     try mock.run()
     defer {
       if mock.isRunning { mock.terminate() }
       mock.waitUntilExit()
     }
-    Thread.sleep(forTimeInterval: 0.5)
+    // The mock says so once its control port listens (as the scenario runner waits for it).
+    let lines = LineReader(output.fileHandleForReading)
+    try #require(lines.waitFor("mock-tor: control port on") != nil, "the mock never listened")
     let actions = """
       {"at": 0, "action": "start"}
       {"at": 5, "action": "background"}
@@ -131,7 +114,7 @@ struct OnionBrowserSourceFixtureTests {
         ($0["detail"] as? String)?.hasPrefix("control connection closed") == true
       })
 
-    let closed = try OnionBrowserFixture.freePort()
+    let closed = try freeLoopbackPort()
     let nothing = try OnionBrowserFixture.drive(executable, actions: actions, control: closed)
     #expect(OnionBrowserFixture.commands(nothing).isEmpty, "\(nothing)")
     #expect(!OnionBrowserFixture.ready(nothing))
@@ -223,11 +206,8 @@ struct OnionBrowserDiagnosticsTests {
 /// the wire); the canary, the same run held to an expectation the code cannot meet (3.X's
 /// cancelled load), must come out FAILED.
 @Suite(
-  .serialized, .enabled(if: Privilege.rootSkipReason == nil, "needs root"),
-  .enabled(
-    if: Privilege.skipReason(
-      unless: FileManager.default.isExecutableFile(atPath: failclosedBinary),
-      "needs the built failclosed binary") == nil, "needs the built failclosed binary"))
+  .serialized, .needsRoot,
+  .needsFailclosedBinary)
 struct OnionBrowserSourceLaneTests {
   static func scenario(name: String, events: [String]) throws -> Scenario {
     let directory = NSTemporaryDirectory() + "onion-browser-lane-\(UUID().uuidString)"
@@ -260,7 +240,7 @@ struct OnionBrowserSourceLaneTests {
 
   @Test func aScenarioRunsToItsVerdictOnTheFixture() async throws {
     let (_, executable) = try OnionBrowserFixture.build()
-    var options = ScenarioRunner.Options(executable: failclosedBinary)
+    var options = ScenarioRunner.Options(executable: FailclosedBinary.path)
     options.onionBrowserSourceDriver = executable
     let runner = ScenarioRunner(options: options)
     let positive = try Self.scenario(
@@ -292,11 +272,8 @@ struct OnionBrowserSourceLaneTests {
 /// onion-browser-2-stall-cycles-disable-network the comparison must find the difference (no
 /// DisableNetwork cycle, no torConnDifficulties) and fail the run (exit 5).
 @Suite(
-  .enabled(if: Privilege.rootSkipReason == nil, "needs root"),
-  .enabled(
-    if: Privilege.skipReason(
-      unless: FileManager.default.isExecutableFile(atPath: failclosedBinary),
-      "needs the built failclosed binary") == nil, "needs the built failclosed binary"))
+  .needsRoot,
+  .needsFailclosedBinary)
 struct OnionBrowserComparisonTests {
   @Test func theComparisonFindsWhatTheFixtureLacksAndNothingElse() throws {
     let report = NSTemporaryDirectory() + "onion-browser-compare-\(UUID().uuidString)"

@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 /// `--epoch stdin`, as the mock lane starts the mock Tor and the app: each says `ready` on its
@@ -8,12 +9,9 @@ import Testing
 /// it. Without the runner's socket it is a clear error, not a hang.
 @Suite(.serialized) struct EpochHandOverTests {
   @Test(
-    .enabled(
-      if: Privilege.skipReason(
-        unless: ExecCommandTests.binary != nil, "needs the failclosed binary (swift build)") == nil,
-      "needs the failclosed binary (swift build)"))
+    .needsFailclosedBinary)
   func theAppWaitsForTheEpochAndActsFromIt() throws {
-    let binary = try #require(ExecCommandTests.binary)
+    let binary = try #require(FailclosedBinary.built)
     let directory = try RunClockTests.temporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let actions = directory + "/actions.jsonl"
@@ -50,15 +48,12 @@ import Testing
   }
 
   @Test(
-    .enabled(
-      if: Privilege.skipReason(
-        unless: ExecCommandTests.binary != nil, "needs the failclosed binary (swift build)") == nil,
-      "needs the failclosed binary (swift build)"))
+    .needsFailclosedBinary)
   func theMockSaysReadyThenStartedBeforeTheEpoch() throws {
-    let binary = try #require(ExecCommandTests.binary)
+    let binary = try #require(FailclosedBinary.built)
     let directory = try RunClockTests.temporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    let port = try RunClockTests.freePort()
+    let port = try freeLoopbackPort()
     let socket = try HandOverSocket()
     let mock = try Self.launch(
       binary,
@@ -81,12 +76,9 @@ import Testing
   }
 
   @Test(
-    .enabled(
-      if: Privilege.skipReason(
-        unless: ExecCommandTests.binary != nil, "needs the failclosed binary (swift build)") == nil,
-      "needs the failclosed binary (swift build)"))
+    .needsFailclosedBinary)
   func withoutTheRunnersSocketItIsAClearError() throws {
-    let binary = try #require(ExecCommandTests.binary)
+    let binary = try #require(FailclosedBinary.built)
     let directory = try RunClockTests.temporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let actions = directory + "/actions.jsonl"

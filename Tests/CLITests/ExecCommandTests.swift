@@ -1,17 +1,10 @@
 import FailClosedCLI
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 @Suite struct ExecCommandTests {
-  /// The built `failclosed` binary, next to the test bundle.
-  static var binary: String? {
-    let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
-    let candidate = URL(fileURLWithPath: exe).deletingLastPathComponent()
-      .appendingPathComponent("failclosed").path
-    return FileManager.default.isExecutableFile(atPath: candidate) ? candidate : nil
-  }
-
   static func lines(_ arguments: [String]) -> [String] {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
@@ -30,15 +23,13 @@ import Testing
   }
 
   @Test(
-    .enabled(if: Privilege.rootSkipReason == nil, "needs root"),
-    .enabled(
-      if: Privilege.skipReason(unless: binary != nil, "needs the failclosed binary (swift build)")
-        == nil, "needs the failclosed binary (swift build)"),
+    .needsRoot,
+    .needsFailclosedBinary,
     arguments: [SIGTERM, SIGINT])
   func aSignalToTheHarnessLeavesNothing(_ signalNumber: Int32) async throws {
-    try #require(Self.binary != nil, "needs the failclosed binary (swift build)")
+    try #require(FailclosedBinary.built != nil, "\(FailclosedBinary.missing)")
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: try #require(Self.binary))
+    process.executableURL = URL(fileURLWithPath: try #require(FailclosedBinary.built))
     process.arguments = ["exec", "--no-tor", "--grace", "0", "--", "sleep", "30"]
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice

@@ -1,6 +1,7 @@
 import FailClosedCLI
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 /// `failclosed exec --allow-from-consensus FILE`, and `--tor real`'s option checks (its run on
@@ -106,7 +107,7 @@ import Testing
 
   /// A connection to 10.66.1.80:9001: a leak, unless a consensus lists that relay (the
   /// canary and the positive control of --allow-from-consensus, on the wire).
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func aRelayListedInTheConsensusIsAllowedAndNothingElse() async throws {
     let consensus = try Self.write(Self.fullConsensus)
     let connect = [

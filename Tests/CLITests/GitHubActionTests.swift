@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 /// action.yml and the example workflow, checked with GitHub's action and workflow JSON schemas
@@ -31,10 +32,7 @@ import Testing
   }
 
   @Test(
-    .enabled(
-      if: Privilege.skipReason(
-        unless: available, "needs check-jsonschema (tools/install-deps --test)") == nil,
-      "needs check-jsonschema (tools/install-deps --test)"))
+    .needs("needs check-jsonschema (tools/install-deps --test)", if: available))
   func theActionMatchesGitHubsActionSchemaAndABrokenCopyDoesNot() throws {
     try #require(Self.available, "check-jsonschema and its venv (tools/install-deps --test)")
     let good = try Self.check("vendor.github-actions", RepositoryFiles.path("action.yml"))
@@ -48,10 +46,7 @@ import Testing
   }
 
   @Test(
-    .enabled(
-      if: Privilege.skipReason(
-        unless: available, "needs check-jsonschema (tools/install-deps --test)") == nil,
-      "needs check-jsonschema (tools/install-deps --test)"))
+    .needs("needs check-jsonschema (tools/install-deps --test)", if: available))
   func theWorkflowMatchesGitHubsWorkflowSchemaAndABrokenCopyDoesNot() throws {
     try #require(Self.available, "check-jsonschema and its venv (tools/install-deps --test)")
     let workflow = "tools/leak-audit-workflow.example.yml"
@@ -65,10 +60,7 @@ import Testing
   /// The action's shape, checked with a schema of our own: the inputs the issue names, a
   /// composite run, the uploads; and the example workflow uses the action.
   @Test(
-    .enabled(
-      if: Privilege.skipReason(
-        unless: available, "needs check-jsonschema (tools/install-deps --test)") == nil,
-      "needs check-jsonschema (tools/install-deps --test)"))
+    .needs("needs check-jsonschema (tools/install-deps --test)", if: available))
   func theActionHasItsInputsAndTheWorkflowUsesIt() throws {
     try #require(Self.available, "check-jsonschema and its venv (tools/install-deps --test)")
     let directory = try RepositoryFiles.temporaryDirectory()
@@ -176,10 +168,7 @@ import Testing
   }
 
   @Test(
-    .enabled(
-      if: Privilege.skipReason(unless: available, "needs the test venv (tools/install-deps --test)")
-        == nil,
-      "needs the test venv (tools/install-deps --test)"))
+    .needs("needs the test venv (tools/install-deps --test)", if: available))
   func swiftIsInstalledOnlyWhenTheRunnersIsOlderThanWanted() throws {
     try #require(Self.available, "check-jsonschema and its venv (tools/install-deps --test)")
     func decide(_ have: String?) throws -> String {
@@ -197,10 +186,7 @@ import Testing
   }
 
   @Test(
-    .enabled(
-      if: Privilege.skipReason(unless: available, "needs the test venv (tools/install-deps --test)")
-        == nil,
-      "needs the test venv (tools/install-deps --test)"))
+    .needs("needs the test venv (tools/install-deps --test)", if: available))
   func theAuditStepPassesItsInputsAndKeepsTheExitCode() throws {
     try #require(Self.available, "check-jsonschema and its venv (tools/install-deps --test)")
     let plain = try Self.runAuditStep([:])

@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 /// tools/install: the binary lands in PREFIX/bin and runs from there, and the completions it
@@ -7,11 +8,9 @@ import Testing
 /// (--binary), so the test builds nothing.
 @Suite struct InstallScriptTests {
   @Test(
-    .enabled(
-      if: ExecCommandTests.binary != nil || Privilege.isCI,
-      "needs the failclosed binary (swift build)"))
+    .needsFailclosedBinary)
   func installPutsFailclosedAndItsCompletionsUnderThePrefix() throws {
-    let binary = try #require(ExecCommandTests.binary)
+    let binary = try #require(FailclosedBinary.built)
     let prefix = try RepositoryFiles.temporaryDirectory() + "/prefix with space"
     defer { try? FileManager.default.removeItem(atPath: prefix) }
     let result = try RepositoryFiles.run(

@@ -3,6 +3,7 @@ import FailClosedSupport
 import Foundation
 import Glibc
 import Sandbox
+import TestSupport
 import Testing
 
 /// What a run of the harness may leave on the machine, by run prefix (`fc-<6 hex>`):
@@ -90,13 +91,11 @@ struct HarnessLeftovers {
   /// with the run (``Spawner/capture(_:stdin:currentDirectory:)``), but a system call it was in
   /// (a mount) finishes first; one it had not exec'd yet never execs.
   static func waitForCommands(inheriting marker: String) {
-    for _ in 0..<250 {
-      let commands = processes(inheriting: marker).filter { pid in
+    _ = waitUntil(timeout: 5) {
+      processes(inheriting: marker).allSatisfy { pid in
         let name = arguments(pid).split(separator: " ").first.map(String.init) ?? ""
-        return ["ip", "nft"].contains((name as NSString).lastPathComponent)
+        return !["ip", "nft"].contains((name as NSString).lastPathComponent)
       }
-      if commands.isEmpty { return }
-      usleep(20_000)
     }
   }
 
@@ -140,13 +139,10 @@ struct HarnessLeftovers {
   }
 
   @Test(
-    .enabled(if: Privilege.rootSkipReason == nil, "needs root"),
-    .enabled(
-      if: Privilege.skipReason(
-        unless: ExecCommandTests.binary != nil, "needs the failclosed binary (swift build)") == nil,
-      "needs the failclosed binary (swift build)"))
+    .needsRoot,
+    .needsFailclosedBinary)
   func killsAtAnyPointLeaveNothing() throws {
-    let binary = try #require(ExecCommandTests.binary)
+    let binary = try #require(FailclosedBinary.built)
     var leftovers: [String] = []
     var outcomes: [String: Int] = [:]
     var exitMilliseconds: [Int] = []
@@ -221,25 +217,19 @@ struct HarnessLeftovers {
     #expect(leftovers.isEmpty, "\(leftovers)")
   }
 
-  static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-    .deletingLastPathComponent().deletingLastPathComponent().path
-
   /// The same for `leak-audit` (one mock scenario) and `replay`, whose runs start child
   /// processes (the app, the mock Tor) in the device: after SIGINT/SIGTERM nothing is left,
   /// after SIGKILL the reaper leaves nothing. FC_KILL_ROUNDS sets the count (CI: 6).
   @Test(
-    .enabled(if: Privilege.rootSkipReason == nil, "needs root"),
-    .enabled(
-      if: Privilege.skipReason(
-        unless: ExecCommandTests.binary != nil, "needs the failclosed binary (swift build)") == nil,
-      "needs the failclosed binary (swift build)"))
+    .needsRoot,
+    .needsFailclosedBinary)
   func killsOfLeakAuditAndReplayLeaveNothing() throws {
-    let binary = try #require(ExecCommandTests.binary)
+    let binary = try #require(FailclosedBinary.built)
     let rounds = max(1, Self.rounds / 2)
     var leftovers: [String] = []
     var outcomes: [String: Int] = [:]
     var generator = SystemRandomNumberGenerator()
-    let scenario = Self.root + "/Scenarios/healthy-baseline.json"
+    let scenario = repositoryRoot + "/Scenarios/healthy-baseline.json"
     for round in 0..<rounds {
       let signalNumber = [SIGINT, SIGTERM, SIGKILL][round % 3]
       let report = NSTemporaryDirectory() + "fc-kill-report-\(getpid())-\(round)"

@@ -1,6 +1,7 @@
 import FailClosedCLI
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 /// `failclosed ooni convert`: a censorship case converts (exit 0, -o writes the file), a
@@ -9,15 +10,12 @@ import Testing
 @Suite struct OONICommandTests {
   static let corpus =
     ProcessInfo.processInfo.environment["FC_OONI_CORPUS"]
-    ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .path + "/OONITests/corpus"
+    ?? repositoryRoot + "/Tests/OONITests/corpus"
   static let missing: String? =
     FileManager.default.fileExists(atPath: corpus) ? nil : "no OONI corpus at \(corpus)"
 
   @Test(
-    .enabled(
-      if: Privilege.skipReason(unless: missing == nil, "needs the OONI corpus") == nil,
-      "needs the OONI corpus"))
+    .needs("needs the OONI corpus", if: missing == nil))
   func convertWritesTheScenarioAndRefusesWhatIsNotCensorship() async throws {
     let directory = NSTemporaryDirectory() + "fc-ooni-\(getpid())"
     defer { try? FileManager.default.removeItem(atPath: directory) }

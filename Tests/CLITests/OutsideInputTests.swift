@@ -6,6 +6,7 @@ import Foundation
 import Glibc
 import Sandbox
 import SyntheticTraffic
+import TestSupport
 import Testing
 
 /// Numbers and paths from outside, found wanting by an adversarial probe: every number is
@@ -15,7 +16,7 @@ import Testing
   /// Runs the built binary; stdout and stderr in one stream, in the order written.
   static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: try #require(ExecCommandTests.binary))
+    process.executableURL = URL(fileURLWithPath: try #require(FailclosedBinary.built))
     process.arguments = arguments
     let pipe = Pipe()
     process.standardOutput = pipe
@@ -83,10 +84,7 @@ import Testing
   /// `audit --report` to an unwritable place printed a raw NSError, hid the LEAK summary and
   /// exited 2. Now the verdict comes first, then the error, and a leak keeps exit 5.
   @Test(
-    .enabled(
-      if: Privilege.skipReason(
-        unless: ExecCommandTests.binary != nil, "needs the failclosed binary (swift build)") == nil,
-      "needs the failclosed binary (swift build)"))
+    .needsFailclosedBinary)
   func anUnwritableReportKeepsTheVerdictAndItsExitCode() throws {
     let leaky = try Self.capture(leak: true)
     defer { try? FileManager.default.removeItem(atPath: leaky.directory) }
@@ -109,7 +107,7 @@ import Testing
 
   /// A full disk (a 64 KiB tmpfs): a clear error, nothing under the final name, no temporary
   /// file left; the previous complete file stays whole.
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root (mounts a tmpfs)"))
+  @Test(.needsRoot(because: "mounts a tmpfs"))
   func aFullDiskLeavesNoHalfWrittenReport() async throws {
     let mountPoint = NSTemporaryDirectory() + "fc-full-\(getpid())-" + UUID().uuidString
     try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
@@ -145,11 +143,8 @@ import Testing
   /// files cannot be written either: never a pass), then the error naming --report and ENOSPC,
   /// exit 2, and nothing half-written under a report's final name.
   @Test(
-    .enabled(if: Privilege.rootSkipReason == nil, "needs root (mounts a tmpfs, runs a sandbox)"),
-    .enabled(
-      if: Privilege.skipReason(
-        unless: ExecCommandTests.binary != nil, "needs the failclosed binary (swift build)") == nil,
-      "needs the failclosed binary (swift build)"))
+    .needsRoot(because: "mounts a tmpfs, runs a sandbox"),
+    .needsFailclosedBinary)
   func leakAuditOnAFullDiskPrintsTheVerdictFirst() throws {
     let mountPoint = NSTemporaryDirectory() + "fc-full-la-\(getpid())-" + UUID().uuidString
     try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
@@ -162,11 +157,9 @@ import Testing
     let block = [UInt8](repeating: 0x20, count: 4096)
     for _ in 0..<64 where block.withUnsafeBytes({ write(filler, $0.baseAddress, $0.count) }) > 0 {}
     close(filler)
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-      .deletingLastPathComponent().deletingLastPathComponent().path
     let (status, output) = try Self.run([
       "leak-audit", "--lane", "mock", "--report", reports,
-      root + "/Scenarios/healthy-baseline.json",
+      repositoryRoot + "/Scenarios/healthy-baseline.json",
     ])
     let table = try #require(output.range(of: "healthy-baseline"), "\(output)")
     let error = try #require(

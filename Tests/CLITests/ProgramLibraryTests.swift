@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 /// The programs the library runs, present or not (a suite's trait cannot ask the suite).
@@ -34,13 +35,10 @@ enum ProgramLibraryTools {
 /// blocked or has crashed. docs/programs.md has the whole library's table.
 @Suite(
   .serialized,
-  .enabled(if: Privilege.rootSkipReason == nil, "needs root"),
-  .enabled(
-    if: Privilege.skipReason(
-      unless: ExecCommandTests.binary != nil && ProgramLibraryTools.missing.isEmpty,
-      "needs the failclosed binary and curl, wget, torsocks, python3-requests, python3-socks")
-      == nil,
-    "needs the failclosed binary and curl, wget, torsocks, python3-requests, python3-socks"))
+  .needsRoot,
+  .needs(
+    "needs the failclosed binary and curl, wget, torsocks, python3-requests, python3-socks",
+    if: FailclosedBinary.built != nil && ProgramLibraryTools.missing.isEmpty))
 struct ProgramLibraryTests {
   struct Configuration: Sendable, CustomStringConvertible {
     let name: String
@@ -115,7 +113,7 @@ struct ProgramLibraryTests {
       arguments += ["--app-profile", profile]
     }
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: try #require(ExecCommandTests.binary))
+    process.executableURL = URL(fileURLWithPath: try #require(FailclosedBinary.built))
     process.arguments = arguments + ["--"] + configuration.command
     let pipe = Pipe()
     process.standardOutput = pipe

@@ -1,10 +1,10 @@
 import Foundation
+import TestSupport
 
 /// Files of the repository (scripts, the action, the example workflow), found from this
 /// source file's place, and a small runner for the tools the tests drive.
 enum RepositoryFiles {
-  static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-    .deletingLastPathComponent().deletingLastPathComponent().path
+  static let root = repositoryRoot
 
   static func path(_ relative: String) -> String { root + "/" + relative }
 

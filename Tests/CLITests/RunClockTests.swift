@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 /// The mock Tor and the app, started as the scenario runner starts them (`--time-scale`,
@@ -26,12 +27,9 @@ import Testing
   }
 
   @Test(
-    .enabled(
-      if: Privilege.skipReason(
-        unless: ExecCommandTests.binary != nil, "needs the failclosed binary (swift build)") == nil,
-      "needs the failclosed binary (swift build)"))
+    .needsFailclosedBinary)
   func theAppAndTheMockStampTheSameInstantAlike() async throws {
-    let binary = try #require(ExecCommandTests.binary, "needs the failclosed binary (swift build)")
+    let binary = try #require(FailclosedBinary.built, "needs the failclosed binary (swift build)")
     let clock = ScaledClock(
       factor: Self.scale, epoch: MonotonicInstant.now.advanced(bySeconds: 0.3))
     // As NTP keeps its shortest round trip: a round trip stretched by load (seen at 50 ms real,
@@ -65,12 +63,9 @@ import Testing
   }
 
   @Test(
-    .enabled(
-      if: Privilege.skipReason(
-        unless: ExecCommandTests.binary != nil, "needs the failclosed binary (swift build)") == nil,
-      "needs the failclosed binary (swift build)"))
+    .needsFailclosedBinary)
   func anAppOnAnotherEpochIsCaught() async throws {
-    let binary = try #require(ExecCommandTests.binary, "needs the failclosed binary (swift build)")
+    let binary = try #require(FailclosedBinary.built, "needs the failclosed binary (swift build)")
     let clock = ScaledClock(
       factor: Self.scale, epoch: MonotonicInstant.now.advanced(bySeconds: 0.3))
     let skewed = clock.epoch.advanced(bySeconds: 1)
@@ -88,7 +83,7 @@ import Testing
   static func mockWindow(_ binary: String, clock: ScaledClock) throws -> Window {
     let directory = try temporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    let port = try freePort()
+    let port = try freeLoopbackPort()
     let log = directory + "/mock.jsonl"
     let mock = try launch(
       binary,
@@ -128,7 +123,7 @@ import Testing
   {
     let directory = try temporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    let port = try freePort()
+    let port = try freeLoopbackPort()
     let actions = directory + "/actions.jsonl"
     try #"{"at":0,"action":"start"}"#.appending("\n" + #"{"at":60,"action":"wait","seconds":0}"#)
       .write(toFile: actions, atomically: true, encoding: .utf8)
@@ -173,12 +168,6 @@ import Testing
     process.waitUntilExit()
   }
 
-  static func freePort() throws -> UInt16 {
-    let socket = try Socket.listen(on: SocketAddress("127.0.0.1:0")!)
-    defer { socket.close() }
-    return try #require(socket.localAddress?.port)
-  }
-
   static func temporaryDirectory() throws -> String {
     let path = NSTemporaryDirectory() + "failclosed-runclock-\(UUID().uuidString.prefix(8))"
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
@@ -190,49 +179,5 @@ import Testing
       let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
     else { return nil }
     return (object[key] as? NSNumber)?.doubleValue
-  }
-}
-
-/// Reads a child's stdout line by line on its own thread, stamping each line with the run's
-/// clock as it arrives.
-final class LineReader: @unchecked Sendable {
-  private let condition = NSCondition()
-  private var lines: [(String, Double)] = []
-  private var ended = false
-
-  init(_ handle: FileHandle, clock: ScaledClock) {
-    Thread.detachNewThread { [self] in
-      var pending = Data()
-      while true {
-        let chunk = handle.availableData
-        let now = clock.now
-        condition.lock()
-        if chunk.isEmpty {
-          ended = true
-          condition.broadcast()
-          condition.unlock()
-          return
-        }
-        pending.append(chunk)
-        while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-          lines.append((String(decoding: pending[..<newline], as: UTF8.self), now))
-          pending.removeSubrange(...newline)
-        }
-        condition.broadcast()
-        condition.unlock()
-      }
-    }
-  }
-
-  /// The first line containing `text` and when it arrived; nil if the output ends without it
-  /// (or after 20 real seconds).
-  func waitFor(_ text: String) -> (String, Double)? {
-    let limit = Date().addingTimeInterval(20)
-    condition.lock()
-    defer { condition.unlock() }
-    while true {
-      if let found = lines.first(where: { $0.0.contains(text) }) { return found }
-      if ended || !condition.wait(until: limit) { return nil }
-    }
   }
 }

@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 @testable import FailClosedCLI
@@ -10,15 +11,13 @@ import Testing
 /// finding naming it (exit 5), and released afterwards.
 /// Needs root and the built binary: skipped locally without them, never in CI.
 @Suite(.serialized) struct SoakIntegrationTests {
-  static let binaryReason = "needs the failclosed binary (swift build)"
-
   /// Runs the soak with a temporary directory and a cache of its own, so that what other
   /// tests of this process make there meanwhile is not counted (the cache starts from the
   /// user's private network authority keys, when there are any: the network starts faster).
   static func soak(_ arguments: [String]) async throws -> (
     status: Int32, output: String, report: SoakReport
   ) {
-    let binary = try #require(ExecCommandTests.binary, "\(binaryReason)")
+    let binary = try #require(FailclosedBinary.built, "\(FailclosedBinary.missing)")
     let base = try RepositoryFiles.temporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: base) }
     for directory in ["tmp", "cache", "report"] {
@@ -43,10 +42,8 @@ import Testing
   }
 
   @Test(
-    .enabled(if: Privilege.rootSkipReason == nil, "needs root"),
-    .enabled(
-      if: Privilege.skipReason(unless: ExecCommandTests.binary != nil, binaryReason) == nil,
-      "\(binaryReason)"))
+    .needsRoot,
+    .needsFailclosedBinary)
   func theShortSoakLeavesEveryCountAtItsStart() async throws {
     let (status, output, report) = try await Self.soak(["--short"])
     #expect(status == ExitCode.pass, "\(output.suffix(3000))")
@@ -84,10 +81,8 @@ import Testing
   }
 
   @Test(
-    .enabled(if: Privilege.rootSkipReason == nil, "needs root"),
-    .enabled(
-      if: Privilege.skipReason(unless: ExecCommandTests.binary != nil, binaryReason) == nil,
-      "\(binaryReason)"),
+    .needsRoot,
+    .needsFailclosedBinary,
     arguments: [
       (SoakCanary.descriptor, SoakCount.descriptors), (.namespace, .namespaces),
       (.child, .children),

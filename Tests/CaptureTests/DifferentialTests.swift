@@ -1,5 +1,6 @@
 import Audit
 import Capture
+import FailClosedSupport
 import Foundation
 import SyntheticTraffic
 import Testing
@@ -115,9 +116,10 @@ import Testing
       "udp.dstport", "icmp.type", "icmpv6.type", "dns.qry.name",
       "tls.handshake.extensions_server_name", "http.host",
     ]
-    let output = try TestNamespace.output(
+    let output = try Spawner.capture(
       ["tshark", "-r", path, "-T", "fields", "-E", "separator=;", "-E", "occurrence=f"]
-        + fields.flatMap { ["-e", $0] })
+        + fields.flatMap { ["-e", $0] }
+    ).stdout
     var theirs: [Flow: Int] = [:]
     var theirNames = Set<String>()
     for line in output.split(separator: "\n", omittingEmptySubsequences: true) {

@@ -2,6 +2,7 @@ import Audit
 import Capture
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 @Suite(.serialized) struct LiveCaptureTests {
@@ -9,16 +10,7 @@ import Testing
   static let probe = SyncProbe(
     destination: Endpoint("127.0.0.1:9")!, payload: nil)
 
-  /// Waits (bounded: 5 s in 10 ms steps) until `condition` holds.
-  static func waitUntil(_ condition: () -> Bool) -> Bool {
-    for _ in 0..<500 {
-      if condition() { return true }
-      usleep(10_000)
-    }
-    return condition()
-  }
-
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func capturesInANamespaceAndCatchesEachLeak() throws {
     let namespace = try TestNamespace()
     defer { namespace.remove() }
@@ -39,13 +31,13 @@ import Testing
     defer { if !stopped { _ = capture.stop() } }
 
     try namespace.shell("printf failclosed-sync-probe > /dev/udp/127.0.0.1/9")
-    #expect(Self.waitUntil { capture.controlPacketsSeen > 0 })
+    #expect(waitUntil(timeout: 5, every: 0.01) { capture.controlPacketsSeen > 0 })
     #expect(observed.value > 0)
     try namespace.shell("nc -z -w1 127.0.0.1 9001")  // allowed: SYN and the RST reply
     try namespace.shell("printf leak > /dev/udp/127.0.0.1/4444")
     try namespace.shell("nc -z -w1 127.0.0.1 9002")
     try namespace.shell("dig @127.0.0.1 canary.example +tries=1 +time=1")
-    #expect(Self.waitUntil { capture.leakPacketsSeen >= 3 })
+    #expect(waitUntil(timeout: 5, every: 0.01) { capture.leakPacketsSeen >= 3 })
     let report = capture.stop()
     stopped = true
 
@@ -62,9 +54,9 @@ import Testing
     #expect(report.capture?.dropped == 0)
 
     // The written file opens in tshark with the same packet count, and audits the same.
-    let frames = try TestNamespace.output([
+    let frames = try Spawner.capture([
       "tshark", "-r", path, "-T", "fields", "-e", "frame.number",
-    ])
+    ]).stdout
     #expect(frames.split(separator: "\n").count == report.statistics.packets)
     let offline = try PcapFileReader.audit(
       path: path, policy: AuditPolicy(allowed: [(Self.allowed, .orPort)], syncProbe: Self.probe))
@@ -72,7 +64,7 @@ import Testing
     #expect(offline.leaks.map(\.leakClass) == report.leaks.map(\.leakClass))
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func aQuietCaptureWithItsControlPassesAndWithoutItIsInconclusive() throws {
     let namespace = try TestNamespace()
     defer { namespace.remove() }
@@ -88,7 +80,7 @@ import Testing
       .init(interface: "lo", policy: policy, prepareThread: { try namespace.enter() })
     ).start()
     try namespace.shell("printf failclosed-sync-probe > /dev/udp/127.0.0.1/9")
-    #expect(Self.waitUntil { capture.controlPacketsSeen > 0 })
+    #expect(waitUntil(timeout: 5, every: 0.01) { capture.controlPacketsSeen > 0 })
     let report = capture.stop()
     #expect(report.verdict == .pass)
     #expect(report.capture != nil)
@@ -98,15 +90,18 @@ import Testing
   /// the verdict is inconclusive, naming the file and ENOSPC, never the pass the packets alone
   /// give (the canary: before, the short file went unnoticed); the count of every packet is
   /// kept, and so is the file.
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root (mounts a tmpfs)"))
+  @Test(.needsRoot(because: "mounts a tmpfs"))
   func aFullDiskDuringTheCaptureIsInconclusiveAndKeepsTheCounts() throws {
     let namespace = try TestNamespace()
     defer { namespace.remove() }
     let mountPoint = NSTemporaryDirectory() + "fc-capture-full-" + namespace.name
     try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: mountPoint) }
-    try TestNamespace.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mountPoint])
-    defer { _ = try? TestNamespace.run(["umount", mountPoint]) }
+    let mounted = try Spawner.capture([
+      "mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mountPoint,
+    ])
+    try #require(mounted.status == 0, "mount: \(mounted.stderr)")
+    defer { _ = try? Spawner.capture(["umount", mountPoint]) }
     let filler = open(mountPoint + "/filler", O_WRONLY | O_CREAT, 0o600)
     let page = [UInt8](repeating: 0x20, count: 4096)
     while page.withUnsafeBytes({ write(filler, $0.baseAddress, $0.count) }) == 4096 {}
@@ -123,7 +118,7 @@ import Testing
     // Only the positive control's probes, which alone make a pass.
     try namespace.shell(
       "for i in $(seq 1 10); do printf failclosed-sync-probe > /dev/udp/127.0.0.1/9; done")
-    #expect(Self.waitUntil { capture.controlPacketsSeen >= 10 })
+    #expect(waitUntil(timeout: 5, every: 0.01) { capture.controlPacketsSeen >= 10 })
     let report = capture.stop()
     stopped = true
 
@@ -135,7 +130,7 @@ import Testing
     #expect(FileManager.default.fileExists(atPath: path))
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func aMissingInterfaceIsAClearError() throws {
     let namespace = try TestNamespace()
     defer { namespace.remove() }

@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 /// Linux picks ephemeral ports from a range that includes 39050, bitchat's SOCKS port: a
@@ -8,7 +9,7 @@ import Testing
 /// the app's SOCKS probe (seen once in a CI run). In a namespace whose ephemeral range is the
 /// one port, the self-connection is certain; a real listener on another port is the control.
 @Suite(.serialized) struct SelfConnectTests {
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func aConnectionToItselfIsRefusedAndARealListenerIsNot() throws {
     let namespace = try TestNamespace()
     defer { namespace.remove() }

@@ -1,6 +1,7 @@
 import Audit
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Capture
@@ -46,7 +47,7 @@ import Testing
   /// then forward again): the leak sent after the step is placed after the capture began, as
   /// the monotonic clock says, not 5 s before it (before the fix, where a run's window of the
   /// user's own choice could take it).
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root (sets the wall clock)"))
+  @Test(.needsRoot(because: "sets the wall clock"))
   func aWallClockSetBackDuringALiveCaptureMovesNoPacket() throws {
     let namespace = try TestNamespace()
     defer { namespace.remove() }
@@ -60,14 +61,14 @@ import Testing
     var stopped = false
     defer { if !stopped { _ = capture.stop() } }
     try namespace.shell("printf failclosed-sync-probe > /dev/udp/127.0.0.1/9")
-    #expect(LiveCaptureTests.waitUntil { capture.controlPacketsSeen > 0 })
+    #expect(waitUntil(timeout: 5, every: 0.01) { capture.controlPacketsSeen > 0 })
     let before = MonotonicInstant.now.unixTime
     var back = false
     defer { if back { Self.stepWallClock(by: 5) } }
     try #require(Self.stepWallClock(by: -5) == 0, "clock_settime: \(SystemError("x").symbol)")
     back = true
     try namespace.shell("printf leak > /dev/udp/127.0.0.1/4444")
-    #expect(LiveCaptureTests.waitUntil { capture.leakPacketsSeen > 0 })
+    #expect(waitUntil(timeout: 5, every: 0.01) { capture.leakPacketsSeen > 0 })
     Self.stepWallClock(by: 5)
     back = false
     let after = MonotonicInstant.now.unixTime

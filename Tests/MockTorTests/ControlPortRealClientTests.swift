@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 import TorControl
 
@@ -115,9 +116,7 @@ import TorControl
   }
 
   @Test(
-    .enabled(
-      if: Privilege.skipReason(unless: haveStem, "needs Debian's python3-stem") == nil,
-      "needs Debian's python3-stem"))
+    .needs("needs Debian's python3-stem", if: haveStem))
   func stemWithPassword() throws {
     try #require(Self.haveStem, "needs Debian's python3-stem")
     let recorder = DriverRecorder()
@@ -138,9 +137,7 @@ import TorControl
   }
 
   @Test(
-    .enabled(
-      if: Privilege.skipReason(unless: haveStem, "needs Debian's python3-stem") == nil,
-      "needs Debian's python3-stem"))
+    .needs("needs Debian's python3-stem", if: haveStem))
   func stemWithSafeCookieAndCookie() throws {
     try #require(Self.haveStem, "needs Debian's python3-stem")
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
@@ -209,18 +206,18 @@ import TorControl
 
     /// Waits (bounded) until the control port accepts a connection and the cookie exists.
     func waitUntilReady() -> Bool {
-      for _ in 0..<200 {
+      var ready = false
+      _ = waitUntil(timeout: 20, every: 0.1) {
         if FileManager.default.fileExists(atPath: cookiePath),
           let probe = try? Socket.connect(
             to: SocketAddress("127.0.0.1:\(controlPort)")!, timeout: 0.2)
         {
           probe.close()
-          return true
+          ready = true
         }
-        if !process.isRunning { return false }
-        Thread.sleep(forTimeInterval: 0.1)
+        return ready || !process.isRunning
       }
-      return false
+      return ready
     }
 
     /// SIGKILL: children of the test process inherit a signal mask that blocks SIGTERM.
@@ -282,10 +279,7 @@ import TorControl
   }
 
   @Test(
-    .enabled(
-      if: Privilege.skipReason(
-        unless: FileManager.default.isExecutableFile(atPath: tor), "needs Debian's tor") == nil,
-      "needs Debian's tor"))
+    .needs("needs Debian's tor", if: FileManager.default.isExecutableFile(atPath: tor)))
   func repliesHaveTheFormOfRealTors() throws {
     try #require(FileManager.default.isExecutableFile(atPath: Self.tor), "needs Debian's tor")
     let real = try RealTor()

@@ -78,13 +78,6 @@ final class ControlTestClient {
   }
 }
 
-/// A free loopback TCP port (bound then released; good enough for a test's own child).
-func freeLoopbackPort() throws -> UInt16 {
-  let probe = try Socket.listen(on: SocketAddress("127.0.0.1:0")!)
-  defer { probe.close() }
-  return probe.localAddress!.port
-}
-
 /// Runs a child process with a deadline; kills it (SIGKILL) if it overruns.
 func runProcess(_ path: String, _ arguments: [String], deadline: Double) throws -> (
   status: Int32, stdout: String, stderr: String

@@ -1,6 +1,7 @@
 import FailClosedSupport
 import Foundation
 import Glibc
+import TestSupport
 import Testing
 import TorControl
 
@@ -9,13 +10,6 @@ import TorControl
 /// being served on both ports. Prints the good clients' latency during the attack and the
 /// mock's peak memory; asserts every good request was served and the memory stayed bounded.
 @Suite(.serialized) struct HostileLoadTests {
-  static var binary: String? {
-    let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
-    let candidate = URL(fileURLWithPath: exe).deletingLastPathComponent()
-      .appendingPathComponent("failclosed").path
-    return FileManager.default.isExecutableFile(atPath: candidate) ? candidate : nil
-  }
-
   /// Peak resident memory of `pid` in KiB (VmHWM).
   static func peakMemoryKiB(_ pid: pid_t) -> Int? {
     guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else {
@@ -34,16 +28,14 @@ import TorControl
   }
 
   @Test(
-    .enabled(
-      if: Privilege.skipReason(unless: binary != nil, "needs the failclosed binary (swift build)")
-        == nil, "needs the failclosed binary (swift build)"))
+    .needsFailclosedBinary)
   func tenThousandHostileConnectionsWhileGoodClientsAreServed() async throws {
     let web = try TinyHTTPServer()
     defer { web.stop() }
-    let socksPort = try freePort()
-    let controlPort = try freePort()
+    let socksPort = try freeLoopbackPort()
+    let controlPort = try freeLoopbackPort()
     let mock = try ChildProcess(
-      try #require(Self.binary),
+      try #require(FailclosedBinary.built),
       [
         "mock-tor", "--personality", "ctor", "--listen", "127.0.0.1:\(socksPort)",
         "--bootstrap-plan", "healthy:0", "--control-port", "\(controlPort)",
@@ -52,7 +44,7 @@ import TorControl
     defer { mock.stop() }
     let proxy = SocketAddress("127.0.0.1:\(socksPort)")!
     let control = SocketAddress("127.0.0.1:\(controlPort)")!
-    #expect(eventually(timeout: 20) { (try? fetch(through: proxy, host: "web.test")) != nil })
+    #expect(await waitUntil(timeout: 20) { (try? fetch(through: proxy, host: "web.test")) != nil })
     let baseline = Self.peakMemoryKiB(mock.pid) ?? 0
 
     let attacking = Mutex(true)

@@ -2,6 +2,7 @@ import FailClosedSupport
 import Foundation
 import MockTor
 import SOCKS
+import TestSupport
 import Testing
 
 /// An echo server on 127.0.0.1: every connection gets back what it sends, and its close once
@@ -185,7 +186,8 @@ func mockRelaying(to echo: EchoDestination) throws -> (MockTor, SocketAddress) {
     }
     #expect(echoed == [0x2A, 0x2B])
     #expect(end.isEmpty)
-    #expect(eventually { mock.eventLog.events("socks").first?["outcome"] == "closed" })
+    #expect(
+      await waitUntil(timeout: 5) { mock.eventLog.events("socks").first?["outcome"] == "closed" })
     let record = try #require(mock.eventLog.events("socks").first)
     #expect(record["bytes_up"]?.intValue == 2)
     #expect(record["bytes_down"]?.intValue == 2)

@@ -2,6 +2,7 @@ import FailClosedSupport
 import Foundation
 import MockTor
 import SOCKS
+import TestSupport
 import Testing
 
 /// Fetches "/" from `host` through the SOCKS proxy at `proxy` with the project's own client
@@ -40,12 +41,23 @@ func fetch(
       $0.clock = clock
     }
     defer { mock.stop() }
-    usleep(100_000)
+    // The mock's monitor has read the plan at 0 (its first record) with the clock standing.
+    #expect(await waitUntil(timeout: 5) { !mock.eventLog.events("bootstrap").isEmpty })
     #expect(mock.socksAddress == nil)
     #expect(mock.bootstrapProgress == 0)
     #expect(mock.bootstrapSummary == "Starting...")
     await clock.advance(by: 10)
     let proxy = try #require(mock.waitForListener())
+    // The monitor binds in the turn it finds the plan at 100, after that turn's record: a bind
+    // in any earlier turn (before the advance, or racing it) would come before that record.
+    let order = mock.eventLog.events.compactMap { event -> String? in
+      switch event["event"] {
+      case "listener": return "listener"
+      case "bootstrap" where event["progress"] == 100: return "ready"
+      default: return nil
+      }
+    }
+    #expect(order == ["ready", "listener"])
     #expect(mock.bootstrapProgress == 100)
     #expect(mock.bootstrapSummary == "Ready")
     #expect(try fetch(through: proxy, host: "web.test").hasSuffix(web.body))
@@ -81,10 +93,11 @@ func fetch(
       let page = try? fetch(through: proxy, host: "web.test")
       result.withLock { $0 = page ?? "failed" }
     }
-    usleep(300_000)
+    // The stream is held: the clock stands before the bootstrap, so nothing can answer it.
+    #expect(await waitUntil(timeout: 5) { mock.streamsWaitingForBootstrap == 1 })
     #expect(result.withLock { $0 } == nil, "the stream must wait while bootstrapping")
     await clock.advance(by: 30)
-    #expect(eventually { result.withLock { $0 } != nil })
+    #expect(await waitUntil(timeout: 5) { result.withLock { $0 } != nil })
     #expect(result.withLock { $0 }?.hasSuffix(web.body) == true)
   }
 
@@ -102,9 +115,10 @@ func fetch(
         result.withLock { $0 = error }
       }
     }
-    usleep(200_000)
+    // Held, its 120 s counted from the clock's 0: 121 s later it has waited past its limit.
+    #expect(await waitUntil(timeout: 5) { mock.streamsWaitingForBootstrap == 1 })
     await clock.advance(by: 121)
-    #expect(eventually { result.withLock { $0 } != nil })
+    #expect(await waitUntil(timeout: 5) { result.withLock { $0 } != nil })
     #expect(result.withLock { $0 as? SOCKSError } == SOCKSError(.rejected(.ttlExpired), at: 3))
   }
 
@@ -183,7 +197,7 @@ func fetch(
     defer { mock.stop() }
     let socket = try Socket.connect(to: try #require(mock.socksAddress), timeout: 5)
     defer { socket.close() }
-    #expect(eventually { mock.connectionCounts.current == 1 })
+    #expect(await waitUntil(timeout: 5) { mock.connectionCounts.current == 1 })
     await clock.advance(by: 31)
     socket.setTimeouts(seconds: 5)
     #expect((try? socket.read()) == [])
@@ -213,14 +227,14 @@ func fetch(
         }
         hostile.append(socket)
       }
-      _ = eventually { mock.connectionCounts.current >= 1400 }
+      _ = waitUntil(timeout: 5) { mock.connectionCounts.current >= 1400 }
       let page = try fetch(through: proxy, host: "web.test")
       return (page, mock.connectionCounts.peak)
     }
     #expect(page.hasSuffix(web.body))
     // Garbage may close at once; the silent, partial and stalled ones (three quarters) stay.
     #expect(peak >= 1400, "peak \(peak)")
-    #expect(eventually { mock.connectionCounts.current == 0 })
+    #expect(await waitUntil(timeout: 5) { mock.connectionCounts.current == 0 })
     #expect(try fetch(through: proxy, host: "web.test").hasSuffix(web.body))
   }
 }
@@ -307,7 +321,7 @@ final class Mutex<Value>: @unchecked Sendable {
     let proxy = try #require(mock.socksAddress)
     await clock.advance(by: 3)
     // The crash is logged once the listener is closed.
-    #expect(eventually { mock.eventLog.events("crash").count == 1 })
+    #expect(await waitUntil(timeout: 5) { mock.eventLog.events("crash").count == 1 })
     #expect(mock.socksAddress == nil)
     #expect(throws: SystemError.self) { try Socket.connect(to: proxy, timeout: 1) }
   }
@@ -369,13 +383,13 @@ final class Made: @unchecked Sendable {
     await clock.advance(by: 5)
     // Canary: the port is held, so no listener, and the failure is in the event log.
     #expect(
-      eventually {
+      await waitUntil(timeout: 5) {
         ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("listener-error")
       })
     #expect(mock.socksAddress == nil)
     holder.close()
     // Control: once free, the mock listens on it.
-    #expect(eventually { mock.socksAddress?.port == port })
+    #expect(await waitUntil(timeout: 5) { mock.socksAddress?.port == port })
     let errors =
       ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
       .components(separatedBy: "listener-error").count - 1

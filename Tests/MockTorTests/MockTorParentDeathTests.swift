@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 /// `failclosed mock-tor` started by a process that then dies (a test process or a run that
@@ -7,7 +8,6 @@ import Testing
 /// FAILCLOSED_PARENT_PID, and the mock watches that process. Both ways a parent can go: while
 /// the mock runs, and before the mock even looked.
 @Suite(.serialized) struct MockTorParentDeathTests {
-  static let missing = "needs the failclosed binary (swift build)"
   /// The harness's name for itself in a child's environment (docs/architecture.md).
   static let variable = "FAILCLOSED_PARENT_PID"
 
@@ -39,13 +39,10 @@ import Testing
   /// Canary: a shell starts the mock as the harness does (its own pid in the variable) and
   /// prints the mock's pid; once the mock listens (the control: alive while its parent is),
   /// the shell is killed with SIGKILL, and the mock ends.
-  @Test(
-    .enabled(
-      if: Privilege.skipReason(unless: HostileLoadTests.binary != nil, missing) == nil,
-      "needs the failclosed binary (swift build)"))
+  @Test(.needsFailclosedBinary)
   func aMockWhoseParentIsKilledEnds() throws {
-    let binary = try #require(HostileLoadTests.binary)
-    let port = try freePort()
+    let binary = try #require(FailclosedBinary.built)
+    let port = try freeLoopbackPort()
     let output = try FileDescriptor.pipe()
     let actions = FileActions()
     actions.open("/dev/null", to: 0, flags: O_RDONLY)
@@ -65,7 +62,7 @@ import Testing
       printed.flatMap { pid_t($0) }, "the shell printed \(printed ?? "nothing")")
     defer { kill(mock, SIGKILL) }
     let address = SocketAddress("127.0.0.1:\(port)")!
-    let listening = eventually(timeout: 20) {
+    let listening = waitUntil(timeout: 20) {
       guard let socket = try? Socket.connect(to: address, timeout: 0.5) else { return false }
       socket.close()
       return true
@@ -75,21 +72,18 @@ import Testing
 
     kill(shell, SIGKILL)
     _ = Spawner.wait(shell)
-    #expect(eventually(timeout: 10) { Self.isGone(mock) }, "mock-tor \(mock) outlived its parent")
+    #expect(waitUntil(timeout: 10) { Self.isGone(mock) }, "mock-tor \(mock) outlived its parent")
   }
 
   /// Canary: the parent was gone before the mock started watching (the race a pid read at
   /// start would lose): named in the variable, a process already exited and reaped; the mock
   /// ends on its own.
-  @Test(
-    .enabled(
-      if: Privilege.skipReason(unless: HostileLoadTests.binary != nil, missing) == nil,
-      "needs the failclosed binary (swift build)"))
+  @Test(.needsFailclosedBinary)
   func aMockWhoseParentDiedBeforeItStartedEnds() throws {
-    let binary = try #require(HostileLoadTests.binary)
+    let binary = try #require(FailclosedBinary.built)
     let gone = try Spawner.spawn(["/bin/true"], actions: FileActions())
     _ = Spawner.wait(gone)
-    let port = try freePort()
+    let port = try freeLoopbackPort()
     let actions = FileActions()
     actions.open("/dev/null", to: 0, flags: O_RDONLY)
     actions.open("/dev/null", to: 1, flags: O_WRONLY)
@@ -103,7 +97,7 @@ import Testing
         binary, "mock-tor", "--personality", "ctor", "--listen", "127.0.0.1:\(port)",
         "--bootstrap-plan", "never",
       ], actions: actions, environment: environment)
-    let ended = eventually(timeout: 10) { Spawner.poll(mock) != nil }
+    let ended = waitUntil(timeout: 10) { Spawner.poll(mock) != nil }
     if !ended {
       kill(mock, SIGKILL)
       _ = Spawner.wait(mock)

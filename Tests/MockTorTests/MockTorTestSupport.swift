@@ -74,13 +74,6 @@ func runProgram(
   }
 }
 
-/// A port nobody listens on right now (bind to 0, read it back, close).
-func freePort() throws -> UInt16 {
-  let socket = try Socket.listen(on: SocketAddress("127.0.0.1:0")!)
-  defer { socket.close() }
-  return socket.localAddress!.port
-}
-
 /// What a SOCKS server said to a scripted client: the bytes, and whether it closed.
 struct ProbeResult: Equatable, CustomStringConvertible {
   var bytes: [UInt8]
@@ -136,16 +129,6 @@ func makeMock(
   let mock = try MockTor(configuration)
   try mock.start()
   return mock
-}
-
-/// Polls (real time, bounded) until `condition` holds.
-func eventually(timeout: Double = 5, _ condition: () -> Bool) -> Bool {
-  let deadline = Date().addingTimeInterval(timeout)
-  while Date() < deadline {
-    if condition() { return true }
-    usleep(20_000)
-  }
-  return condition()
 }
 
 /// A child process started through ``Spawner`` (a clean signal mask: children of a Swift test

@@ -1,6 +1,7 @@
 import FailClosedSupport
 import Foundation
 import MockTor
+import TestSupport
 import Testing
 
 /// The same malformed and unsupported requests to Debian's tor and to the ctor mock must get
@@ -62,7 +63,7 @@ import Testing
   ]
 
   @Test func malformedRequestsGetTorsBytes() async throws {
-    let port = try freePort()
+    let port = try freeLoopbackPort()
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
       "failclosed-tor-\(UUID())")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -83,7 +84,9 @@ import Testing
       "/usr/bin/tor", ["-f", directory.appendingPathComponent("torrc").path])
     defer { tor.stop() }
     let torAddress = SocketAddress(bytes: [127, 0, 0, 1], port: port)!
-    let up = eventually(timeout: 20) { (try? Socket.connect(to: torAddress, timeout: 1)) != nil }
+    let up = await waitUntil(timeout: 20) {
+      (try? Socket.connect(to: torAddress, timeout: 1)) != nil
+    }
     try #require(up, "tor's SOCKS port did not open")
 
     let mock = try makeMock(.ctor)

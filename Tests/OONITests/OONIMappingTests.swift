@@ -1,6 +1,7 @@
 import FailClosedSupport
 import Foundation
 import Scenarios
+import TestSupport
 import Testing
 
 @testable import OONI
@@ -150,9 +151,7 @@ struct OONIMappingTests {
   }
 
   @Test(
-    .enabled(
-      if: Privilege.skipReason(unless: corpusMissing == nil, "needs the OONI corpus") == nil,
-      "needs the OONI corpus"))
+    .needs("needs the OONI corpus", if: corpusMissing == nil))
   func notCensorshipIsRefusedWithItsReasonAndForcedWithItInTheFile() throws {
     try #require(corpusMissing == nil, "needs the OONI corpus")
     let refused: [(String, String)] = [
@@ -188,9 +187,7 @@ struct OONIMappingTests {
   }
 
   @Test(
-    .enabled(
-      if: Privilege.skipReason(unless: corpusMissing == nil, "needs the OONI corpus") == nil,
-      "needs the OONI corpus"))
+    .needs("needs the OONI corpus", if: corpusMissing == nil))
   func theRUMeasurementBecomesAScenarioClassByClass() throws {
     try #require(corpusMissing == nil, "needs the OONI corpus")
     let m = try parseCorpus("RU_tor_2023-01-21_AS197467_blocked.json")
@@ -225,9 +222,7 @@ struct OONIMappingTests {
 
   /// Every convertible file converts to a scenario the parser accepts, with the stop it measured.
   @Test(
-    .enabled(
-      if: Privilege.skipReason(unless: corpusMissing == nil, "needs the OONI corpus") == nil,
-      "needs the OONI corpus"))
+    .needs("needs the OONI corpus", if: corpusMissing == nil))
   func everyCensorshipCaseAndControlConvertsToAValidScenario() throws {
     try #require(corpusMissing == nil, "needs the OONI corpus")
     let stops: [(String, String)] = [
@@ -272,16 +267,10 @@ struct OONIMappingTests {
 /// Scenarios/ooni/ is what `failclosed ooni convert` writes today from the corpus: a change to
 /// the mapping shows up here until the files are converted again.
 @Suite struct OONILibraryTests {
-  static let library: String = {
-    var url = URL(fileURLWithPath: #filePath)
-    for _ in 0..<3 { url.deleteLastPathComponent() }
-    return url.path + "/Scenarios/ooni"
-  }()
+  static let library = repositoryRoot + "/Scenarios/ooni"
 
   @Test(
-    .enabled(
-      if: Privilege.skipReason(unless: corpusMissing == nil, "needs the OONI corpus") == nil,
-      "needs the OONI corpus"))
+    .needs("needs the OONI corpus", if: corpusMissing == nil))
   func theLibraryFilesAreTheConverterOutput() throws {
     try #require(corpusMissing == nil, "needs the OONI corpus")
     let files = try ScenarioLoader.scenarioFiles(in: Self.library)

@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 @testable import OONI
@@ -63,9 +64,7 @@ struct OONIParserTests {
   ]
 
   @Test(
-    .enabled(
-      if: Privilege.skipReason(unless: corpusMissing == nil, "needs the OONI corpus") == nil,
-      "needs the OONI corpus"),
+    .needs("needs the OONI corpus", if: corpusMissing == nil),
     arguments: torFiles)
   func torFilesParseWithTheirClassCounts(
     file: String, version: String, shape: TorTestKeys.Shape, counts: [String: [Int]]
@@ -108,9 +107,7 @@ struct OONIParserTests {
   ]
 
   @Test(
-    .enabled(
-      if: Privilege.skipReason(unless: corpusMissing == nil, "needs the OONI corpus") == nil,
-      "needs the OONI corpus"),
+    .needs("needs the OONI corpus", if: corpusMissing == nil),
     arguments: bootstrapFiles)
   func bootstrapFilesParseWithTheirStop(
     file: String, version: String, legacy: Bool, stop: String?, modern: String?
@@ -128,9 +125,7 @@ struct OONIParserTests {
   }
 
   @Test(
-    .enabled(
-      if: Privilege.skipReason(unless: corpusMissing == nil, "needs the OONI corpus") == nil,
-      "needs the OONI corpus"))
+    .needs("needs the OONI corpus", if: corpusMissing == nil))
   func everyCorpusFileParses() throws {
     let files = try FileManager.default.contentsOfDirectory(atPath: corpus).filter {
       $0.hasSuffix(".json")
@@ -145,9 +140,7 @@ struct OONIParserTests {
   }
 
   @Test(
-    .enabled(
-      if: Privilege.skipReason(unless: corpusMissing == nil, "needs the OONI corpus") == nil,
-      "needs the OONI corpus"))
+    .needs("needs the OONI corpus", if: corpusMissing == nil))
   func theRUTargetsKeepEachStep() throws {
     let m = try parseCorpus("RU_tor_2023-01-21_AS197467_blocked.json")
     guard case .tor(let keys) = m.keys else { return }

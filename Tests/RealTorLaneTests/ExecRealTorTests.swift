@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Lanes
@@ -25,13 +26,13 @@ extension RealLaneLibraryTests {
   /// world's web host (the positive control); the same program's direct request is a leak
   /// (the canary); nothing else leaves: the relays of the network's consensus are allowed.
   @Test(
-    .enabled(
-      if: (FileManager.default.isExecutableFile(atPath: failclosedBinary)
-        && FileManager.default.isExecutableFile(atPath: "/usr/bin/tor")) || Privilege.isCI,
-      "needs the failclosed binary (swift build) and Debian's tor"))
+    .needs(
+      "needs the failclosed binary (swift build) and Debian's tor",
+      if: FailclosedBinary.built != nil
+        && FileManager.default.isExecutableFile(atPath: "/usr/bin/tor")))
   func execWithRealTorCarriesTheFetchAndCatchesTheDirectRequest() throws {
     try #require(
-      FileManager.default.isExecutableFile(atPath: failclosedBinary), "the failclosed binary")
+      FailclosedBinary.built != nil, "the failclosed binary")
     try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/tor"), "Debian's tor")
     let directory =
       NSTemporaryDirectory() + "fc-exec-real-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
@@ -43,7 +44,7 @@ extension RealLaneLibraryTests {
       http://example.org/ > \(marker); curl -s -m 3 -o /dev/null http://10.66.1.80:8080/; true
       """
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: failclosedBinary)
+    process.executableURL = URL(fileURLWithPath: FailclosedBinary.path)
     process.arguments = [
       "exec", "--tor", "real", "--grace", "0.5", "--report", directory, "--", "sh", "-c", program,
     ]

@@ -4,23 +4,14 @@ import Foundation
 import OONI
 import Sandbox
 import Scenarios
+import TestSupport
 import Testing
 import Testnet
 
 @testable import Lanes
 
-/// The built `failclosed` binary, which the runner starts in the device as `app`.
-let failclosedBinary: String = {
-  URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    .appendingPathComponent("failclosed").path
-}()
-
 /// Scenarios/, found from this file's path (Tests/RealTorLaneTests/...).
-let scenariosDirectory: String = {
-  var url = URL(fileURLWithPath: #filePath)
-  for _ in 0..<3 { url.deleteLastPathComponent() }
-  return url.path + "/Scenarios"
-}()
+let scenariosDirectory = repositoryRoot + "/Scenarios"
 
 /// The real-lane scenario files through the runner, side by side in one private network (each
 /// in a slot of its own: device, censor, capture, app, tor): the app starts Debian's tor in the
@@ -30,7 +21,7 @@ let scenariosDirectory: String = {
 /// network) runs among them and must be caught leaking, or the passes mean nothing; its leak
 /// must show in its own slot's report only, and the healthy case must reach 100% while a
 /// censor that drops every relay runs in another slot (slots are isolated).
-@Suite(.serialized, .enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+@Suite(.serialized, .needsRoot)
 struct RealLaneLibraryTests {
   /// Scenarios side by side, as `leak-audit`'s default on two cores (FC_LANE_JOBS=N
   /// overrides; 1 runs them in turn, in one slot, as before slots).
@@ -65,7 +56,7 @@ struct RealLaneLibraryTests {
     let all = (withCanary ? [canary] : []) + scenarios
     try await withSandbox { sandbox in
       let runner = RealLaneRunner(
-        sandbox: sandbox, directory: base, options: .init(executable: failclosedBinary))
+        sandbox: sandbox, directory: base, options: .init(executable: FailclosedBinary.path))
       defer { runner.stop() }
       let wall = SystemClock()
       let ready = try await runner.start(slots: Self.jobs)

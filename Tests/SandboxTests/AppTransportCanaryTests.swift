@@ -2,16 +2,14 @@ import Audit
 import FailClosedSupport
 import Foundation
 import Sandbox
+import TestSupport
 import Testing
 
 /// The system under test's transports through `failclosed exec`: the naive port (Foundation's
 /// URLSession with bitchat's SOCKS dictionary, which Linux ignores) must be caught leaking; the
 /// project's own Tor transport (SOCKS5 with the hostname, then TLS) must pass.
-@Suite(.serialized, .enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+@Suite(.serialized, .needsRoot)
 struct AppTransportCanaryTests {
-  static let binary = URL(fileURLWithPath: CommandLine.arguments[0])
-    .deletingLastPathComponent().appendingPathComponent("failclosed").path
-
   static func runApp(profile: String) async throws -> SandboxExec.Result {
     let actions = NSTemporaryDirectory() + "fc-app-actions-\(profile)-\(getpid()).jsonl"
     try """
@@ -24,7 +22,8 @@ struct AppTransportCanaryTests {
     return try await SandboxExec.run(
       SandboxExec.Options(
         command: [
-          binary, "app", "--backend", "arti", "--profile", profile, "--actions", actions,
+          FailclosedBinary.path, "app", "--backend", "arti", "--profile", profile, "--actions",
+          actions,
           "--time-scale", "10",
         ], tor: true, grace: 0.5, timeout: 30),
       torStarter: SandboxExec.mockTorStarter())

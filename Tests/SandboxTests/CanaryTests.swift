@@ -2,6 +2,7 @@ import Audit
 import Capture
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Sandbox
@@ -70,7 +71,7 @@ struct CanaryTests {
 
   static let url = "http://example.org/canary"
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func socksClientsThatResolveLocallyLeak() async throws {
     let off = try Self.proxychainsConfig(proxyDNS: false)
     for command in [
@@ -86,7 +87,7 @@ struct CanaryTests {
     }
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func socksClientsThatSendTheNamePass() async throws {
     let on = try Self.proxychainsConfig(proxyDNS: true)
     for command in [
@@ -105,7 +106,7 @@ struct CanaryTests {
     }
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"), arguments: withoutTor)
+  @Test(.needsRoot, arguments: withoutTor)
   func leakIsCaught(_ canary: Canary) async throws {
     let result = try await Self.exec(canary.command)
     #expect(result.report.verdict == .leak, "\(AuditSummary.text(result.report))")
@@ -113,7 +114,7 @@ struct CanaryTests {
     #expect(result.report.verdict.exitCode == 5)
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func aCommandThatSendsNothingPasses() async throws {
     let result = try await Self.exec(["true"])
     #expect(result.report.verdict == .pass, "\(AuditSummary.text(result.report))")
@@ -121,7 +122,7 @@ struct CanaryTests {
     #expect(result.commandStatus == 0)
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func reportAndCaptureAreWritten() async throws {
     let directory = NSTemporaryDirectory() + "failclosed-exec-\(UUID().uuidString)"
     defer { try? FileManager.default.removeItem(atPath: directory) }

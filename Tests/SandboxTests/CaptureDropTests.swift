@@ -2,6 +2,7 @@ import Audit
 import Capture
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Sandbox
@@ -40,16 +41,7 @@ struct CaptureDropTests {
     }
   }
 
-  /// Waits (bounded: 2 s in 10 ms steps) until `condition` holds.
-  static func waitUntil(_ condition: () -> Bool) -> Bool {
-    for _ in 0..<200 {
-      if condition() { return true }
-      usleep(10_000)
-    }
-    return condition()
-  }
-
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func dropsMakeTheVerdictInconclusive() async throws {
     try await Self.withLink { run, sender in
       let capture = try run.openDeviceCapture(
@@ -67,7 +59,7 @@ struct CaptureDropTests {
 
   /// The positive control: the same traffic with the normal buffer, a quick consumer and a
   /// low rate passes, so the test above fails for the drops and nothing else.
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func theSameTrafficWithoutDropsPasses() async throws {
     try await Self.withLink { run, sender in
       let capture = try run.openDeviceCapture(allowed: [(Endpoint(Self.sink), .udp)], pcapPath: nil)
@@ -75,7 +67,7 @@ struct CaptureDropTests {
         try sender.send(Self.payload, to: Self.sink)
         if index % 50 == 0 { usleep(1000) }
       }
-      #expect(Self.waitUntil { capture.packetsSeen > Self.floodPackets })
+      #expect(waitUntil(timeout: 2, every: 0.01) { capture.packetsSeen > Self.floodPackets })
       let report = capture.stop()
       #expect(report.capture?.dropped == 0)
       #expect(report.verdict == .pass, "\(AuditSummary.text(report))")
@@ -84,14 +76,14 @@ struct CaptureDropTests {
   }
 
   /// A leak captured before the capture starts dropping is still reported as a leak.
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func aLeakSeenWhileDroppingIsStillALeak() async throws {
     try await Self.withLink { run, sender in
       let capture = try run.openDeviceCapture(
         allowed: [(Endpoint(Self.sink), .udp)], pcapPath: nil, bufferSize: Self.tinyBuffer,
         observer: Self.slowConsumer)
       try sender.send(Self.payload, to: Self.leakTarget)
-      #expect(Self.waitUntil { capture.leakPacketsSeen > 0 })
+      #expect(waitUntil(timeout: 2, every: 0.01) { capture.leakPacketsSeen > 0 })
       for _ in 0..<Self.floodPackets { try sender.send(Self.payload, to: Self.sink) }
       let report = capture.stop()
       #expect((report.capture?.dropped ?? 0) > 0)
@@ -104,7 +96,7 @@ struct CaptureDropTests {
 
   /// Leaks inside a flood that overruns the capture: whatever the ring kept, never a pass; a
   /// leak packet that was captured makes it a leak, otherwise it is inconclusive.
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func leaksInsideAnOverrunFloodNeverPass() async throws {
     try await Self.withLink { run, sender in
       let capture = try run.openDeviceCapture(

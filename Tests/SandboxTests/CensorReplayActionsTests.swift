@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Sandbox
@@ -32,7 +33,7 @@ struct CensorReplayActionsTests {
     }
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func resetAfterHandshakeLetsTheConnectThroughAndResetsTheFirstLargePacket() async throws {
     let rule = CensorRule(action: .resetAfterHandshake, destination: "10.66.1.80", port: 8080)
     try await CensorTests.withWorld([rule]) { run in
@@ -46,7 +47,7 @@ struct CensorReplayActionsTests {
     }
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func closeAfterConnectAcceptsAndClosesWithAFin() async throws {
     let rule = CensorRule(action: .closeAfterConnect, destination: "10.66.1.80", port: 8080)
     try await CensorTests.withWorld([rule]) { run in
@@ -60,7 +61,7 @@ struct CensorReplayActionsTests {
     }
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func icmpNetUnreachableFailsTheConnectWithENETUNREACH() async throws {
     let rule = CensorRule(action: .icmpNetUnreachable, destination: "10.66.1.80", port: 8080)
     try await CensorTests.withWorld([rule]) { run in

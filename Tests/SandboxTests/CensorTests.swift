@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Sandbox
@@ -60,7 +61,7 @@ struct CensorTests {
     }
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func withoutRulesTheConnectSucceeds() async throws {
     try await Self.withWorld([]) { run in
       let outcome = try await Self.connect(run, to: Self.echo)
@@ -68,7 +69,7 @@ struct CensorTests {
     }
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func dropBlackholesTheConnect() async throws {
     try await Self.withWorld([CensorRule(action: .drop, destination: "10.66.1.80", port: 8080)]) {
       run in
@@ -81,7 +82,7 @@ struct CensorTests {
     }
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func resetRefusesTheConnectWithoutICMP() async throws {
     try await Self.withWorld([CensorRule(action: .reset, port: 8080, protocol: .tcp)]) { run in
       let outcome = try await Self.connect(run, to: Self.echo)
@@ -90,7 +91,7 @@ struct CensorTests {
   }
 
   @Test(
-    .enabled(if: Privilege.rootSkipReason == nil, "needs root"),
+    .needsRoot,
     arguments: [
       (CensorRule.Action.icmpPortUnreachable, ECONNREFUSED, UInt8(3)),
       (.icmpHostUnreachable, EHOSTUNREACH, 1),
@@ -105,7 +106,7 @@ struct CensorTests {
     }
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func sizeRuleDropsLargePacketsAndPassesSmallOnes() async throws {
     try await Self.withWorld([CensorRule(action: .drop, protocol: .udp, longerThan: 600)]) { run in
       let sink = SocketAddress("10.66.1.80:4000")!
@@ -120,7 +121,7 @@ struct CensorTests {
     }
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func poisonedAnswersComeFromTheCensor() async throws {
     let rule = CensorRule(
       action: .poisonDNS, poisonAddress: "10.66.1.99", names: ["blocked.example"])
@@ -142,7 +143,7 @@ struct CensorTests {
     }
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func theWorldResolverAnswersAndRecords() async throws {
     try await Self.withWorld([]) { run in
       let output = try await BlockingIO.run {

@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Sandbox
@@ -22,7 +23,7 @@ struct DNSPoisoningBothFamiliesTests {
     CensorRule(action: .poisonDNS, poisonAddress: address, names: ["nos.lol"])
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func bothRecordTypesArePoisoned() async throws {
     let rules = [
       Self.rule(AddressPlan.censorWorldSideV4), Self.rule(AddressPlan.censorWorldSideV6),
@@ -38,7 +39,7 @@ struct DNSPoisoningBothFamiliesTests {
     }
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func withTheV4RuleAloneAAAAEscapesThePoisoning() async throws {
     try await CensorTests.withWorld([Self.rule(AddressPlan.censorWorldSideV4)]) { run in
       let a = try await Self.dig(run, "nos.lol", "A")

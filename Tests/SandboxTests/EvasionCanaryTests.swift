@@ -1,6 +1,7 @@
 import Audit
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Sandbox
@@ -90,7 +91,7 @@ struct EvasionCanaryTests {
     return result.report
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func rawEvasionsFromTheDeviceAreCaughtWithTheirReasons() async throws {
     let report = try await Self.run("canaries")
     let text = AuditSummary.text(report)
@@ -119,7 +120,7 @@ struct EvasionCanaryTests {
     #expect(report.leaks.contains { $0.leakClass == .udp && $0.destination == "10.66.0.1:9" })
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func theSameRawSocketsSendingWellFormedTrafficPass() async throws {
     let report = try await Self.run("control")
     #expect(report.verdict == .pass, "\(AuditSummary.text(report))")

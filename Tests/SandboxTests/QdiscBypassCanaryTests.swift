@@ -1,6 +1,7 @@
 import Audit
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Sandbox
@@ -44,7 +45,7 @@ struct QdiscBypassCanaryTests {
     return result.report
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func aFrameThatBypassesTheDevicesTapsIsCaughtAtTheFarEnd() async throws {
     let report = try await Self.run(["python3", "-c", Self.script, "bypass"])
     let text = AuditSummary.text(report)
@@ -59,7 +60,7 @@ struct QdiscBypassCanaryTests {
     #expect(report.statistics.leakPackets == 1, "\(text)")
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func theSameFrameThroughTheTapsIsOneLeakNotTwo() async throws {
     let report = try await Self.run(["python3", "-c", Self.script, "plain"])
     let text = AuditSummary.text(report)
@@ -72,7 +73,7 @@ struct QdiscBypassCanaryTests {
     #expect((report.leaks.first?.evidence ?? "").contains("far end") == false, "\(text)")
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func aCleanRunPassesAtBothEndsAndKeepsBothFiles() async throws {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
       "failclosed-wire-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"

@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Sandbox
@@ -8,7 +9,7 @@ import Testing
 struct SandboxLifecycleTests {
   struct Boom: Error {}
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func buildsTheTopologyAndLeavesNothing() async throws {
     let run = try await SandboxRun.create()
     let names = run.names
@@ -34,7 +35,7 @@ struct SandboxLifecycleTests {
   /// The device's ephemeral ports are Apple's (49152-65535), clear of the Tor side's ports:
   /// in Linux's default range a probe of the unbound 127.0.0.1:39050 could connect to itself
   /// and hold the port the mock binds later (a false FAILED of path-change-and-restart).
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func theDevicesEphemeralPortsAreClearOfTheTorSidesPorts() async throws {
     let run = try await SandboxRun.create()
     let range = try CommandRunner.run([
@@ -53,7 +54,7 @@ struct SandboxLifecycleTests {
     await teardownOffPool(run)
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func tearsDownAfterAThrownError() async throws {
     let names = SandboxNames.random()
     await #expect(throws: Boom.self) {
@@ -66,7 +67,7 @@ struct SandboxLifecycleTests {
     #expect(Leftovers.of(names) == [])
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func killsProcessesLeftInTheDevice() async throws {
     let names = SandboxNames.random()
     try await withSandbox(names: names) { run in
@@ -80,7 +81,7 @@ struct SandboxLifecycleTests {
     #expect(Leftovers.of(names) == [])
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func reapsTheLeftoversOfADeadOwner() throws {
     let names = SandboxNames.random()
     let run = try SandboxRun.createBlocking(names: names)
@@ -97,7 +98,7 @@ struct SandboxLifecycleTests {
     #expect(Leftovers.of(names) == [])
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func leavesRunsOfLiveOwnersAlone() async throws {
     try await withSandbox { run in
       Reaper.reap()

@@ -2,6 +2,7 @@ import Audit
 import Capture
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Sandbox
@@ -23,7 +24,7 @@ struct SandboxSlotTests {
     }
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func slotsReachTheWorldUnderTheirOwnCensorOnly() async throws {
     let names = SandboxNames.random()
     try await withSandbox(names: names) { run in
@@ -67,7 +68,7 @@ struct SandboxSlotTests {
 
   /// Canary and control side by side: a leak sent from slot 1's device is caught in slot 1's
   /// capture and absent from slot 2's, whose clean traffic passes; the other way round too.
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func aLeakInOneSlotIsCaughtThereAndNowhereElse() async throws {
     let names = SandboxNames.random()
     try await withSandbox(names: names) { run in
@@ -103,7 +104,7 @@ struct SandboxSlotTests {
 
   /// A slot that fails half way (its world link's name is taken) leaves nothing of itself; the
   /// run and a later slot are unaffected, and the index can be made again once free.
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func aSlotThatFailsHalfWayLeavesNothing() async throws {
     let names = SandboxNames.random()
     try await withSandbox(names: names) { run in
@@ -133,7 +134,7 @@ struct SandboxSlotTests {
 
   /// A run killed outright (SIGKILL: no teardown) leaves its slots too; the reaper knows them
   /// by the run's prefix and removes them with the run.
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func theSlotsOfADeadOwnerAreReaped() throws {
     let names = SandboxNames.random()
     let run = try SandboxRun.createBlocking(names: names)

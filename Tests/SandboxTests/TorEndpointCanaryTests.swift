@@ -1,6 +1,7 @@
 import Audit
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Sandbox
@@ -68,7 +69,7 @@ struct TorEndpointCanaryTests {
     try await EvasionCanaryTests.run(script: script, mode)
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func eachFalsePassOfRoundTwoIsCaughtFromTheCapture() async throws {
     let report = try await Self.run("canaries")
     let text = AuditSummary.text(report)
@@ -93,7 +94,7 @@ struct TorEndpointCanaryTests {
     #expect(trailing?.evidence?.contains("SECRET-AFTER-THE-PACKET") == true, "\(text)")
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func theMockTorsOwnTunnelRequestAndLinuxsMLDPass() async throws {
     let report = try await Self.run("control")
     #expect(report.verdict == .pass, "\(AuditSummary.text(report))")

@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Sandbox
@@ -16,19 +17,10 @@ import Testing
     return output.stdout.split(separator: "\n").map(String.init)
   }
 
-  /// Waits (bounded: 10 s in 20 ms steps) until `condition` holds.
-  static func eventually(_ condition: () throws -> Bool) rethrows -> Bool {
-    for _ in 0..<500 {
-      if try condition() { return true }
-      usleep(20_000)
-    }
-    return try condition()
-  }
-
   /// A device holding a connection to the world's echo service: before, the world holds its
   /// side (the canary: it would stay after the scenario); after the close, the world holds
   /// none and the device's side is reset.
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func theWorldsSideOfTheDevicesConnectionsEnds() async throws {
     try await withSandbox { run in
       try await BlockingIO.run {
@@ -61,7 +53,7 @@ import Testing
             _ = Spawner.wait(client)
           }
         }
-        #expect(try Self.eventually { try !Self.worldConnections(run).isEmpty })
+        #expect(try waitUntil { try !Self.worldConnections(run).isEmpty })
         let closed = try run.closeWorldConnections()
         #expect(closed >= 1)
         #expect(try Self.worldConnections(run).isEmpty)

@@ -1,6 +1,7 @@
 import Audit
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Sandbox
@@ -18,7 +19,7 @@ import Testing
   }
 
   @Test(
-    .enabled(if: Privilege.rootSkipReason == nil, "needs root"),
+    .needsRoot,
     arguments: [WorldFault.reset, .stall, .garbage])
   func throughTorStillPassesWhateverTheWorldAnswers(_ fault: WorldFault) async throws {
     let result = try await Self.exec(
@@ -29,7 +30,7 @@ import Testing
     #expect(result.commandStatus != 0, "\(fault)")
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func directStillLeaksWhenTheWorldAnswersGarbage() async throws {
     let result = try await Self.exec(
       ["curl", "-s", "-m", "2", "http://10.66.1.80/"], fault: .garbage)
@@ -38,7 +39,7 @@ import Testing
   }
 
   /// The positive control: with no fault the page arrives through Tor.
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func withoutAFaultThePageArrives() async throws {
     let result = try await Self.exec(
       [

@@ -1,13 +1,14 @@
 import FailClosedSupport
 import Foundation
 import HTTPCodec
+import TestSupport
 import Testing
 
 @testable import Sandbox
 
 @Suite("World services")
 struct WorldServicesTests {
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func httpsAnswersAnyNameWithACertificateForIt() async throws {
     try await withSandbox { run in
       let world = try await BlockingIO.run { try run.startWorld() }
@@ -24,7 +25,7 @@ struct WorldServicesTests {
     }
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func csvPathsGetTheRelayDirectory() async throws {
     try await withSandbox { run in
       let world = try await BlockingIO.run { try run.startWorld() }
@@ -42,7 +43,7 @@ struct WorldServicesTests {
     }
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func webSocketsEchoMessages() async throws {
     try await withSandbox { run in
       _ = try await BlockingIO.run { try run.startWorld() }
@@ -75,7 +76,7 @@ struct WorldServicesTests {
     }
   }
 
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func guardTunnelsReachWorldServicesByName() async throws {
     try await withSandbox { run in
       _ = try await BlockingIO.run { try run.startWorld() }

@@ -8,12 +8,6 @@ import Testing
 /// Scenario files on the bitchat-source lane: which scenarios the driver runs, with which
 /// transport, and its command line.
 struct BitchatSourceCommandLineTests {
-  let scenariosDirectory: String = {
-    var url = URL(fileURLWithPath: #filePath)
-    for _ in 0..<3 { url.deleteLastPathComponent() }
-    return url.path + "/Scenarios"
-  }()
-
   func load(_ name: String) throws -> Scenario {
     try ScenarioLoader.loadFile(scenariosDirectory + "/" + name).get()
   }

@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Lanes
@@ -9,7 +10,7 @@ import Testing
 @Suite struct CheckCommandTests {
   @Test func theLibraryChecksCleanWithoutRoot() throws {
     let files = try ScenarioLoader.scenarioFiles(in: scenariosDirectory)
-    let (status, output) = try runTool(failclosedBinary, ["check", scenariosDirectory])
+    let (status, output) = try runTool(FailclosedBinary.path, ["check", scenariosDirectory])
     #expect(status == 0, "\(output)")
     #expect(output.contains("\(files.count) files: \(files.count) valid, 0 invalid"), "\(output)")
   }
@@ -22,7 +23,7 @@ import Testing
     try good.write(toFile: directory + "/good.json", atomically: true, encoding: .utf8)
     try good.replacingOccurrences(of: #""to": "tor-guards""#, with: #""to": "tor-guard""#)
       .write(toFile: directory + "/typo.json", atomically: true, encoding: .utf8)
-    let (status, output) = try runTool(failclosedBinary, ["check", directory])
+    let (status, output) = try runTool(FailclosedBinary.path, ["check", directory])
     #expect(status == 2, "\(output)")
     #expect(
       output.contains(
@@ -122,7 +123,7 @@ extension ScenarioRunnerTests {
     #expect(idle != baseline)
     try idle.write(toFile: directory + "/idle-fault.json", atomically: true, encoding: .utf8)
     let (status, output) = try runTool(
-      failclosedBinary, ["check", "--mutate", directory + "/idle-fault.json"])
+      FailclosedBinary.path, ["check", "--mutate", directory + "/idle-fault.json"])
     #expect(status == 5, "\(output)")
     #expect(
       output.contains(
@@ -156,7 +157,7 @@ extension ScenarioRunnerTests {
     let directory = try makeTemporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let (status, output) = try runTool(
-      failclosedBinary,
+      FailclosedBinary.path,
       [
         "replay", scenariosDirectory + "/preference-off-users-choice.json", "--report",
         directory + "/out",

@@ -1,6 +1,7 @@
 import FailClosedSupport
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import Lanes
@@ -11,15 +12,6 @@ import Testing
 /// hold (the time runs at the scale, never past the deadline), the mock Tor in another process
 /// waking at each move, and the 75 s stall on the mock lane without one run set aside.
 @Suite(.serialized) struct EventClockRunTests {
-  static func waitFor(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
-    let clock = SystemClock()
-    while clock.now < seconds {
-      if condition() { return true }
-      usleep(1000)
-    }
-    return condition()
-  }
-
   static func spawn(_ arguments: [String]) throws -> pid_t {
     let actions = FileActions()
     actions.open("/dev/null", to: 1, flags: O_WRONLY)
@@ -39,7 +31,7 @@ import Testing
   /// Canary and positive control for the skipper's `/proc` samples: a process that spins must
   /// block every jump; a process asleep in a network namespace of its own (nothing on its
   /// links) lets the skipper jump to the published deadline exactly; a hold blocks it again.
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root (unshare -n)"))
+  @Test(.needsRoot(because: "unshare -n"))
   func aBusyProcessBlocksTheJumpAndAnIdleOneJumpsToItsDeadline() throws {
     let path = Self.pagePath()
     defer { unlink(path) }
@@ -98,7 +90,7 @@ import Testing
       namespace.withLock { $0 = link.flatMap(RunActivityProbe.namespaceInode) }
       while spinning.withLock({ $0 }) {}
     }.start()
-    #expect(Self.waitFor { namespace.withLock { $0 } != nil })
+    #expect(waitUntil(timeout: 30, every: 0.001) { namespace.withLock { $0 } != nil })
     let worldInode = try #require(namespace.withLock { $0 })
     let harnessSkipper = EventClockStepper(
       page: idlePage, factor: 25, epoch: epoch, harnessNamespaces: [worldInode])
@@ -113,7 +105,7 @@ import Testing
     // The child may still be starting (unshare, exec): wait for the jump itself.
     var decision = JumpDecision.nothingPending
     #expect(
-      Self.waitFor {
+      waitUntil(timeout: 30, every: 0.001) {
         decision = idleSkipper.tryJump(pipelineNext: nil)
         return decision == .jump(to: deadline)
       }, "last decision: \(decision)")
@@ -132,11 +124,7 @@ import Testing
   /// wakes the mock in its own process, and its SOCKS port opens once the run's time passes
   /// 1,000 s, seconds of real time after it started.
   @Test(
-    .enabled(
-      if: Privilege.skipReason(
-        unless: FileManager.default.isExecutableFile(atPath: failclosedBinary),
-        "needs the failclosed binary (swift build)") == nil,
-      "needs the failclosed binary (swift build)"))
+    .needsFailclosedBinary)
   func theMockInAnotherProcessWakesAtEachJump() throws {
     let path = Self.pagePath()
     defer { unlink(path) }
@@ -146,7 +134,8 @@ import Testing
     let address = try #require(listener.localAddress)
     listener.close()
     let mock = try Self.spawn([
-      try #require(Optional(failclosedBinary)), "mock-tor", "--personality", "arti", "--listen",
+      try #require(Optional(FailclosedBinary.path)), "mock-tor", "--personality", "arti",
+      "--listen",
       address.description, "--bootstrap-plan", "healthy:1000", "--time-scale", "1", "--epoch",
       epoch.description, "--clock-page", path,
     ])
@@ -162,7 +151,7 @@ import Testing
     var jumps = 0
     while !open && jumps < 100 {
       var deadline: Int64?
-      let published = Self.waitFor {
+      let published = waitUntil(timeout: 30, every: 0.001) {
         deadline = page.slots.compactMap(\.deadline).min()
         return deadline.map { $0 > now() } ?? false
       }
@@ -173,7 +162,10 @@ import Testing
       #expect(now() == target)
       // Woken, the mock takes the plan's step (binding its port at 100%), then publishes the
       // next one.
-      #expect(Self.waitFor { page.slots.compactMap(\.deadline).min().map { $0 > target } ?? false })
+      #expect(
+        waitUntil(timeout: 30, every: 0.001) {
+          page.slots.compactMap(\.deadline).min().map { $0 > target } ?? false
+        })
       open = portOpen()
     }
     #expect(open, "the mock's SOCKS port never opened after \(jumps) jumps")
@@ -184,9 +176,9 @@ import Testing
   /// The positive control on the mock lane: the 75 s stall on the event clock posts
   /// TorBootstrapDidStall by 76 s, every expectation met as on the plain scaled clock, and no
   /// run is set aside as late: on the event clock nothing can be.
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func theStallPostsByItsDeadlineWhileSkipping() async throws {
-    var options = ScenarioRunner.Options(executable: failclosedBinary)
+    var options = ScenarioRunner.Options(executable: FailclosedBinary.path)
     options.skipIdle = true
     let scenario = try libraryScenario("stall-past-75s")
     let runner = ScenarioRunner(options: options)
@@ -218,20 +210,21 @@ import Testing
   /// the plain scaled clock that is 15 virtual s in which its bootstrap polls fall due: the
   /// check must find its timers late (the run set aside, never judged). On the event clock
   /// the time stands while the app cannot run: nothing is late and the run passes.
-  @Test(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+  @Test(.needsRoot)
   func aStoppedAppIsLateOnThePlainClockAndWaitedForOnTheEventClock() async throws {
     let scenario = try libraryScenario("stall-past-75s")
     for eventClock in [false, true] {
       let directory = NSTemporaryDirectory() + "failclosed-stopped-app-" + UUID().uuidString
       try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
       defer { try? FileManager.default.removeItem(atPath: directory) }
-      var options = ScenarioRunner.Options(executable: failclosedBinary, workDirectory: directory)
+      var options = ScenarioRunner.Options(
+        executable: FailclosedBinary.path, workDirectory: directory)
       options.skipIdle = eventClock
       let runner = ScenarioRunner(options: options)
       let stopper = Task.detached { () -> Bool in
         // The app of this run: its command line names the run's directory.
         var app: Int32?
-        let found = Self.waitFor {
+        let found = waitUntil(timeout: 30, every: 0.001) {
           app = Self.appProcess(naming: directory)
           guard let app, let events = Self.appEvents(naming: directory) else { return false }
           return app > 0 && events.contains("TorWillStart")

@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Reports
@@ -30,9 +31,7 @@ import Testing
   }
 
   @Test(
-    .enabled(
-      if: Privilege.skipReason(unless: available, "needs chromium (tools/install-deps)") == nil,
-      "needs chromium (tools/install-deps)"))
+    .needs("needs chromium (tools/install-deps)", if: available))
   func chromiumRendersTheReportWithoutErrorsAndTheScreenshotIsNotBlank() throws {
     try #require(Self.available, "needs chromium (tools/install-deps)")
     let dir = try makeTemporaryDirectory()
@@ -67,9 +66,7 @@ import Testing
   }
 
   @Test(
-    .enabled(
-      if: Privilege.skipReason(unless: available, "needs chromium (tools/install-deps)") == nil,
-      "needs chromium (tools/install-deps)"))
+    .needs("needs chromium (tools/install-deps)", if: available))
   func aScriptErrorIsDetectedNotMistakenForARenderedPage() throws {
     try #require(Self.available, "needs chromium (tools/install-deps)")
     let dir = try makeTemporaryDirectory()
@@ -132,10 +129,7 @@ import Testing
   }
 
   @Test(
-    .enabled(
-      if: Privilege.skipReason(
-        unless: HTMLReportTests.available, "needs chromium (tools/install-deps)") == nil,
-      "needs chromium (tools/install-deps)"))
+    .needs("needs chromium (tools/install-deps)", if: HTMLReportTests.available))
   func aCrowdedTimelineIsReadableWithALegendAnAxisAndDistinctLeakAndExposure() throws {
     try #require(HTMLReportTests.available, "needs chromium (tools/install-deps)")
     let dir = try makeTemporaryDirectory()
@@ -165,10 +159,7 @@ import Testing
 
   /// The canary for the self-check: labels forced onto one row are counted as overlapping.
   @Test(
-    .enabled(
-      if: Privilege.skipReason(
-        unless: HTMLReportTests.available, "needs chromium (tools/install-deps)") == nil,
-      "needs chromium (tools/install-deps)"))
+    .needs("needs chromium (tools/install-deps)", if: HTMLReportTests.available))
   func overlappingLabelsAreCounted() throws {
     try #require(HTMLReportTests.available, "needs chromium (tools/install-deps)")
     let dir = try makeTemporaryDirectory()
@@ -185,10 +176,7 @@ import Testing
   }
 
   @Test(
-    .enabled(
-      if: Privilege.skipReason(
-        unless: HTMLReportTests.available, "needs chromium (tools/install-deps)") == nil,
-      "needs chromium (tools/install-deps)"))
+    .needs("needs chromium (tools/install-deps)", if: HTMLReportTests.available))
   func thePagePrintsToPDFWithEveryScenario() throws {
     try #require(HTMLReportTests.available, "needs chromium (tools/install-deps)")
     let dir = try makeTemporaryDirectory()

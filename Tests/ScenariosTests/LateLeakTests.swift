@@ -2,6 +2,7 @@ import Audit
 import FailClosedSupport
 import Foundation
 import Sandbox
+import TestSupport
 import Testing
 
 @testable import Lanes
@@ -12,7 +13,7 @@ import Testing
 /// address families: an IPv6 one may wait on neighbour discovery), and an app that sends
 /// nothing passes (the positive control: the marker itself is no leak). Grace 0: the marker
 /// alone must do it.
-@Suite(.serialized, .enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+@Suite(.serialized, .needsRoot)
 struct LateLeakTests {
   @Test(arguments: [AddressPlan.webHostV4, AddressPlan.webHostV6])
   func aDatagramSentRightBeforeTheAppExitsIsCaught(_ host: String) async throws {

@@ -1,25 +1,20 @@
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 import Vocabulary
 
 @testable import Lanes
 @testable import Scenarios
 
-/// The built `failclosed` binary, which the runner starts in the device (`mock-tor`, `app`).
-let failclosedBinary: String = {
-  URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    .appendingPathComponent("failclosed").path
-}()
-
 func libraryScenario(_ name: String) throws -> Scenario {
   try ScenarioLoader.loadFile(scenariosDirectory + "/\(name).json").get()
 }
 
 /// The runner for real: sandbox, capture, mock Tor and app in the device.
-@Suite(.serialized, .enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+@Suite(.serialized, .needsRoot)
 struct ScenarioRunnerTests {
-  let runner = ScenarioRunner(options: .init(executable: failclosedBinary))
+  let runner = ScenarioRunner(options: .init(executable: FailclosedBinary.path))
 
   /// The same scenario run 20 times gives the same verdict: the positive control, a canary
   /// (weakness 2's clear directory fetch, a leak that must be caught every time) and the 75 s
@@ -106,7 +101,7 @@ struct ScenarioRunnerTests {
       .filter { try libraryScenario(String($0.dropLast(5))).lane == .mock }
     #expect(mockFiles.count >= 23)
     let (_, output) = try runTool(
-      failclosedBinary,
+      FailclosedBinary.path,
       [
         "leak-audit", scenariosDirectory, "--lane", "mock", "--jobs", "2", "--report",
         directory + "/report",
@@ -162,7 +157,7 @@ struct ScenarioRunnerTests {
     try #"{"title": "broken", "proves": "x", "duration": "soon"}"#.write(
       toFile: directory + "/broken.json", atomically: true, encoding: .utf8)
     let (status, output) = try runTool(
-      failclosedBinary, ["leak-audit", directory, "--report", directory + "/report"])
+      FailclosedBinary.path, ["leak-audit", directory, "--report", directory + "/report"])
     #expect(status == 2, "\(output)")
     #expect(output.contains("broken.json"))
     #expect(output.contains("healthy-baseline"))
@@ -174,7 +169,7 @@ struct ScenarioRunnerTests {
 
 /// leak-audit's --lane: mock runs only the mock lane (no private network is started for the
 /// real-tor file beside it), and a bad value is a usage error naming the option.
-@Suite(.enabled(if: Privilege.rootSkipReason == nil, "needs root"))
+@Suite(.needsRoot)
 struct LeakAuditLaneTests {
   @Test func laneMockLeavesTheRealTorFilesOutAndABadLaneIsAUsageError() throws {
     let directory = try makeTemporaryDirectory()
@@ -184,7 +179,7 @@ struct LeakAuditLaneTests {
         atPath: scenariosDirectory + "/\(name).json", toPath: directory + "/\(name).json")
     }
     let (status, output) = try runTool(
-      failclosedBinary,
+      FailclosedBinary.path,
       ["leak-audit", directory, "--lane", "mock", "--report", directory + "/report"])
     #expect(status == 0, "\(output)")
     #expect(output.contains("1 scenarios: 1 on the mock lane"))
@@ -193,7 +188,7 @@ struct LeakAuditLaneTests {
     #expect(report.contains("\"healthy-baseline\""))
     #expect(!report.contains("\"real-healthy\""))
     #expect(!report.contains("networkReadySeconds"))
-    let bad = try runTool(failclosedBinary, ["leak-audit", directory, "--lane", "both"])
+    let bad = try runTool(FailclosedBinary.path, ["leak-audit", directory, "--lane", "both"])
     #expect(bad.status == 2)
     #expect(bad.output.contains("--lane: expected mock, real or all, got 'both'"))
   }

@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 import Vocabulary
 
@@ -181,10 +182,7 @@ import Vocabulary
   ]
 
   @Test(
-    .enabled(
-      if: Privilege.skipReason(
-        unless: validatorAvailable, "needs /usr/bin/python3 with python3-jsonschema") == nil,
-      "needs /usr/bin/python3 with python3-jsonschema"))
+    .needs("needs /usr/bin/python3 with python3-jsonschema", if: validatorAvailable))
   func theSchemaAndTheParserAgreeOnEveryLibraryFileAndEveryMutation() throws {
     try #require(Self.validatorAvailable, "needs /usr/bin/python3 with python3-jsonschema")
     let files =

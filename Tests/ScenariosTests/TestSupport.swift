@@ -1,11 +1,5 @@
 import Foundation
-
-/// The repository root, found from this file's path (Tests/ScenariosTests/...).
-let repositoryRoot: String = {
-  var url = URL(fileURLWithPath: #filePath)
-  for _ in 0..<3 { url.deleteLastPathComponent() }
-  return url.path
-}()
+import TestSupport
 
 let scenariosDirectory = repositoryRoot + "/Scenarios"
 

@@ -1,5 +1,6 @@
 import Foundation
 import SystemUnderTest
+import TestSupport
 import Testing
 import Vocabulary
 

@@ -1,6 +1,7 @@
 import FailClosedSupport
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 /// The event clock's page, and two mappings of one page (as two processes of a run map it): the
@@ -9,16 +10,6 @@ import Testing
 @Suite(.serialized) struct EventClockTests {
   static func temporaryPagePath() -> String {
     NSTemporaryDirectory() + "failclosed-clock-page-" + UUID().uuidString
-  }
-
-  /// Waits (bounded, real time) for `condition`: the event itself, not a guessed delay.
-  static func waitFor(_ seconds: Double = 30, _ condition: () -> Bool) -> Bool {
-    let clock = SystemClock()
-    while clock.now < seconds {
-      if condition() { return true }
-      usleep(1000)
-    }
-    return condition()
   }
 
   @Test func thePageLayoutIsTheDocumentedOne() throws {
@@ -113,7 +104,7 @@ import Testing
       woke.withLock { $0 = clock.now }
       return clock.now
     }
-    #expect(Self.waitFor { runner.slot(clock.slot).deadline != nil })
+    #expect(await waitUntil(timeout: 30, every: 0.001) { runner.slot(clock.slot).deadline != nil })
     let deadline = try #require(runner.slot(clock.slot).deadline)
     #expect(deadline == 1_000_000_000_000)
     runner.advance(to: deadline - 1)
@@ -124,7 +115,7 @@ import Testing
     runner.advance(to: deadline)
     let wokeAt = try await sleeper.value
     #expect(wokeAt == 1000)
-    #expect(Self.waitFor { runner.slot(clock.slot).deadline == nil })
+    #expect(await waitUntil(timeout: 30, every: 0.001) { runner.slot(clock.slot).deadline == nil })
   }
 
   /// A sleep of less than a nanosecond is a nanosecond ahead, never now: the time stands still
@@ -140,7 +131,7 @@ import Testing
       clock.sleepBlocking(seconds: 1e-10)
       done.signal()
     }.start()
-    #expect(Self.waitFor { runner.slot(clock.slot).deadline != nil })
+    #expect(waitUntil(timeout: 30, every: 0.001) { runner.slot(clock.slot).deadline != nil })
     #expect(runner.slot(clock.slot).deadline == 1_000_000_000)
     #expect(done.wait(timeout: .now() + 0.05) == .timedOut)
     runner.advance(to: 1_000_000_000)
@@ -156,7 +147,10 @@ import Testing
     let clock = try EventClock(factor: 1, epoch: .now, page: try ClockPage.open(at: path))
     let pin = clock.pin(at: 2.5)
     #expect(pin.nanoseconds == 2_500_000_000)
-    #expect(Self.waitFor { runner.slot(clock.slot).deadline == 2_500_000_000 })
+    #expect(
+      await waitUntil(timeout: 30, every: 0.001) {
+        runner.slot(clock.slot).deadline == 2_500_000_000
+      })
     runner.advance(to: 2_500_000_000)
     try await clock.sleep(untilNanoseconds: pin.nanoseconds)
     #expect(clock.now == 2.5)
@@ -164,7 +158,7 @@ import Testing
     #expect(runner.slot(clock.slot).deadline == 2_500_000_000)
     clock.unpin(pin)
     clock.unpin(pin)
-    #expect(Self.waitFor { runner.slot(clock.slot).deadline == nil })
+    #expect(await waitUntil(timeout: 30, every: 0.001) { runner.slot(clock.slot).deadline == nil })
   }
 
   /// A blocking sleeper (the mock's threads) wakes when the time reaches it too; one with a
@@ -179,7 +173,7 @@ import Testing
       clock.sleepBlocking(seconds: 500)
       done.signal()
     }.start()
-    #expect(Self.waitFor { runner.slot(clock.slot).deadline != nil })
+    #expect(waitUntil(timeout: 30, every: 0.001) { runner.slot(clock.slot).deadline != nil })
     let deadline = try #require(runner.slot(clock.slot).deadline)
     runner.advance(to: deadline)
     #expect(done.wait(timeout: .now() + 30) == .success)
@@ -207,8 +201,8 @@ import Testing
       factor: 1, epoch: .now, page: try ClockPage.open(at: secondPath))
     RunClockHold.end(hold)
     // Other suites' connects may hold too while this runs (the registration is the process's).
-    #expect(Self.waitFor { firstRunner.slot(first.slot).holds == 0 })
-    #expect(Self.waitFor { secondRunner.slot(second.slot).holds == 0 })
+    #expect(waitUntil(timeout: 30, every: 0.001) { firstRunner.slot(first.slot).holds == 0 })
+    #expect(waitUntil(timeout: 30, every: 0.001) { secondRunner.slot(second.slot).holds == 0 })
   }
 
   /// A task asleep on the clock and cancelled throws at once, long before its deadline.
@@ -218,7 +212,7 @@ import Testing
     let runner = try ClockPage.create(at: path)
     let clock = try EventClock(factor: 1, epoch: .now, page: try ClockPage.open(at: path))
     let sleeper = Task { try await clock.sleep(seconds: 10_000) }
-    #expect(Self.waitFor { runner.slot(clock.slot).deadline != nil })
+    #expect(await waitUntil(timeout: 30, every: 0.001) { runner.slot(clock.slot).deadline != nil })
     sleeper.cancel()
     await #expect(throws: CancellationError.self) { try await sleeper.value }
   }
@@ -233,7 +227,7 @@ import Testing
     // Other suites' connects may hold too while this runs (the registration is the process's).
     let inside = RunClockHold.during { runner.slot(clock.slot).holds }
     #expect(inside >= 1)
-    #expect(Self.waitFor { runner.slot(clock.slot).holds == 0 })
+    #expect(waitUntil(timeout: 30, every: 0.001) { runner.slot(clock.slot).holds == 0 })
   }
 
   /// At equal instants the Tor side goes first: the page tells the lowest order due, and

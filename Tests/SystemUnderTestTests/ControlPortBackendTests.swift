@@ -2,6 +2,7 @@ import FailClosedSupport
 import Foundation
 import MockTor
 import OnionBrowserModel
+import TestSupport
 import Testing
 import TorControl
 
@@ -16,7 +17,9 @@ import TorControl
     defer { listener.close() }
     let address = listener.localAddress!
     let commands = EventCollectorStrings()
+    let served = EventCollectorStrings()
     BlockingIO.detach("test.control") {
+      defer { served.add("ended") }
       guard let (client, _) = try? listener.accept() else { return }
       defer { client.close() }
       client.setTimeouts(seconds: 5)
@@ -45,6 +48,8 @@ import TorControl
     }
     let progress = try await Self.runBackend(address: address)
     #expect(progress == 100)
+    // The port read until the stopped backend closed its end: every command it sent is here.
+    #expect(await waitUntil(timeout: 5) { !served.values.isEmpty })
     let seen = commands.values
     #expect(seen.first == #"AUTHENTICATE "s3cret""#)
     // 1.X polls, sets no events; the harness enabled the network; 1.X's exit sends nothing.
@@ -59,14 +64,11 @@ import TorControl
       control: address, authentication: .password("s3cret"), scheduler: scheduler)
     #expect(backend.start(dataDirectory: "/tmp", socksPort: 39050) == 0)
     #expect(backend.start(dataDirectory: "/tmp", socksPort: 39050) == -1)
-    for _ in 0..<100 where backend.bootstrapProgress() < 100 {
-      try await Task.sleep(nanoseconds: 50_000_000)
-    }
+    #expect(await waitUntil(timeout: 5) { backend.bootstrapProgress() >= 100 })
     let progress = backend.bootstrapProgress()
     #expect(backend.bootstrapSummary() == "Done")
     await stop(backend)
     #expect(!backend.isRunning())
-    try await Task.sleep(nanoseconds: 100_000_000)
     return progress
   }
 
@@ -80,34 +82,57 @@ import TorControl
   /// l.264-272), no sooner than the harness's floor.
   @Test(.timeLimit(.minutes(1)))
   func unreachableControlPort() async throws {
-    // A port nobody listens on: bind, read the port, close.
-    let probe = try Socket.listen(on: SocketAddress("127.0.0.1:0")!)
-    let address = probe.localAddress!
-    probe.close()
+    let address = SocketAddress(host: "127.0.0.1", port: try freeLoopbackPort())!
     let log = AppEventLog(clock: SystemClock())
-    let summary = try await Self.summaryAfterFailure(address: address, log: log, version: .v3)
+    let summary = await Self.summaryAfterFailure(address: address, log: log)
     #expect(summary.hasPrefix("Error: control port 127.0.0.1:"))
     #expect(log.events(.tor).contains { $0["phase"] == "failed" })
-    let log1 = AppEventLog(clock: SystemClock())
-    _ = try await Self.summaryAfterFailure(address: address, log: log1, version: .v1)
-    let attempts = log1.events(.tor).filter { $0["phase"] == "process" }.count
-    #expect(attempts >= 2)
-    #expect(attempts <= 30)  // 5 s at one attempt per 0.25 s at most
+    // 1.X on a manual clock, its first attempt at its launch (no first-check delay: the
+    // controller's thread reads the clock when it launches, so the clock moves only once that
+    // attempt shows), then one attempt per floor as the clock moves, each waited for; they are
+    // stamped with that clock, a floor apart.
+    let clock = ManualClock()
+    let log1 = AppEventLog(clock: clock)
+    var timings = OnionBrowserTimings()
+    timings.firstCheck = 0
+    let backend = await Self.unreachableBackend(
+      address: address, log: log1, clock: clock, timings: timings)
+    func attempts() -> [AppEvent] { log1.events(.tor).filter { $0["phase"] == "process" } }
+    #expect(await waitUntil(timeout: 5) { attempts().count == 1 }, "\(attempts())")
+    let floor = OnionBrowserHarnessDeviation().reconnectFloor
+    for count in 2...5 {
+      await clock.advance(by: floor)
+      #expect(await waitUntil(timeout: 5) { attempts().count == count }, "\(attempts())")
+    }
+    let times = attempts().map(\.time)
+    await ControlPortBackendTests.stop(backend)
+    #expect(times.count == 5, "\(times)")
+    // (A nanosecond of slack: the stamps are sums of the steps in floating point.)
+    #expect(zip(times, times.dropFirst()).allSatisfy { $1 - $0 >= floor - 1e-9 }, "\(times)")
   }
 
-  @AppActor static func summaryAfterFailure(
-    address: SocketAddress, log: AppEventLog, version: OnionBrowserVersion
-  ) async throws -> String {
-    let backend = ControlPortTorBackend(
-      control: address, authentication: .none, scheduler: ClockScheduler(clock: SystemClock()),
-      log: log, version: version)
-    _ = backend.start(dataDirectory: "/tmp", socksPort: 0)
-    for _ in 0..<(version == .v1 ? 50 : 250) where !backend.bootstrapSummary().hasPrefix("Error") {
-      try await Task.sleep(nanoseconds: 20_000_000)
-    }
+  /// 3.X against a port nobody listens on: its summary once it gave up.
+  @AppActor static func summaryAfterFailure(address: SocketAddress, log: AppEventLog) async
+    -> String
+  {
+    let backend = unreachableBackend(
+      address: address, log: log, clock: SystemClock(), version: .v3)
+    _ = await waitUntil(timeout: 5) { backend.bootstrapSummary().hasPrefix("Error") }
     let summary = backend.bootstrapSummary()
     await stop(backend)
     return summary
+  }
+
+  /// A started backend for `version` whose controller reads `clock`.
+  @AppActor static func unreachableBackend(
+    address: SocketAddress, log: AppEventLog, clock: any HarnessClock,
+    version: OnionBrowserVersion = .v1, timings: OnionBrowserTimings = OnionBrowserTimings()
+  ) -> ControlPortTorBackend {
+    let backend = ControlPortTorBackend(
+      control: address, authentication: .none, scheduler: ClockScheduler(clock: clock),
+      log: log, version: version, timings: timings, clock: clock)
+    _ = backend.start(dataDirectory: "/tmp", socksPort: 0)
+    return backend
   }
 }
 
@@ -152,28 +177,22 @@ import TorControl
     /// What the mock was sent, in order.
     var commands: [String] { mockLog.values }
 
+    /// `clock`: the controller's timers (the mock's plan runs in real time whatever it is).
     @AppActor func backend(
-      _ version: OnionBrowserVersion, bridges: Bool = false, stopDisablesNetwork: Bool = false
+      _ version: OnionBrowserVersion, bridges: Bool = false, stopDisablesNetwork: Bool = false,
+      timings: OnionBrowserTimings = ControlPortBackendMockTests.timings,
+      clock: any HarnessClock = SystemClock()
     ) -> ControlPortTorBackend {
       ControlPortTorBackend(
         control: service.address, authentication: .password("s3cret"),
-        scheduler: ClockScheduler(clock: SystemClock()), log: appLog, version: version,
-        bridgesConfigured: bridges, timings: ControlPortBackendMockTests.timings,
-        stopDisablesNetwork: stopDisablesNetwork)
+        scheduler: ClockScheduler(clock: clock), log: appLog, version: version,
+        bridgesConfigured: bridges, timings: timings, stopDisablesNetwork: stopDisablesNetwork,
+        clock: clock)
     }
 
     func torEvents(_ phase: String) -> [AppEvent] {
       appLog.events(.tor).filter { $0["phase"]?.description == phase }
     }
-  }
-
-  /// Waits (bounded, 10 s) until `condition` holds; returns whether it did.
-  static func eventually(_ condition: @Sendable () -> Bool) async -> Bool {
-    for _ in 0..<500 {
-      if condition() { return true }
-      try? await Task.sleep(nanoseconds: 20_000_000)
-    }
-    return condition()
   }
 
   @AppActor static func start(_ backend: ControlPortTorBackend) {
@@ -189,7 +208,7 @@ import TorControl
     let setup = try Setup(plan: "healthy:1")
     let backend = await setup.backend(.v1)
     await Self.start(backend)
-    let done = await Self.eventually {
+    let done = await waitUntil {
       setup.torEvents("bootstrap").contains { $0["progress"] == 100 }
     }
     #expect(done)
@@ -221,7 +240,8 @@ import TorControl
     }
     let before = nonPolls()
     await ControlPortBackendTests.stop(backend)
-    try await Task.sleep(nanoseconds: 200_000_000)
+    // The mock has read the connection to its end: whatever the exit sent, it has seen.
+    #expect(await waitUntil { setup.service.listener.connectionCount == 0 })
     #expect(nonPolls() == before)
   }
 
@@ -233,10 +253,10 @@ import TorControl
     let backend = await setup.backend(.v1, stopDisablesNetwork: true)
     await Self.start(backend)
     #expect(
-      await Self.eventually { setup.torEvents("bootstrap").contains { $0["progress"] == 100 } })
+      await waitUntil { setup.torEvents("bootstrap").contains { $0["progress"] == 100 } })
     #expect(!setup.service.driver.isNetworkDisabled)
     await ControlPortBackendTests.stop(backend)
-    #expect(await Self.eventually { setup.service.driver.isNetworkDisabled })
+    #expect(await waitUntil { setup.service.driver.isNetworkDisabled })
     #expect(setup.torEvents("command").last?["command"] == "SETCONF DisableNetwork=1")
   }
 
@@ -250,12 +270,7 @@ import TorControl
     let setup = try Setup(plan: "healthy:1")
     let backend = await setup.backend(version)
     await Self.start(backend)
-    var ready = false
-    for _ in 0..<500 where !ready {
-      ready = await Self.state(backend).ready
-      if !ready { try await Task.sleep(nanoseconds: 20_000_000) }
-    }
-    #expect(ready)
+    #expect(await waitUntil { await Self.state(backend).ready })
     let commands = setup.commands
     #expect(commands.contains("SETEVENTS STATUS_CLIENT"))
     #expect(commands.contains("GETINFO status/circuit-established"))
@@ -266,9 +281,9 @@ import TorControl
     }
     await ControlPortBackendTests.stop(backend)
     if version == .v3 {
-      #expect(await Self.eventually { setup.service.driver.signals.contains("SHUTDOWN") })
+      #expect(await waitUntil { setup.service.driver.signals.contains("SHUTDOWN") })
     } else {
-      #expect(await Self.eventually { setup.service.listener.connectionCount == 0 })
+      #expect(await waitUntil { setup.service.listener.connectionCount == 0 })
       #expect(!setup.service.driver.signals.contains("SHUTDOWN"))
     }
   }
@@ -283,15 +298,15 @@ import TorControl
     let backend = await setup.backend(.v1)
     await Self.start(backend)
     #expect(
-      await Self.eventually { setup.torEvents("bootstrap").contains { $0["progress"] == 100 } })
+      await waitUntil { setup.torEvents("bootstrap").contains { $0["progress"] == 100 } })
     // Heartbeats answered at once: no HUP.
     #expect(
-      await Self.eventually {
+      await waitUntil {
         setup.commands.filter { $0.lowercased() == "getinfo orconn-status" }.count >= 2
       })
     #expect(!setup.service.driver.signals.contains("HUP"))
     setup.service.listener.orconnStatusReplyDelay = 3
-    #expect(await Self.eventually { setup.service.driver.signals.contains("HUP") })
+    #expect(await waitUntil { setup.service.driver.signals.contains("HUP") })
     let timeouts = setup.torEvents("reply-timeout")
     #expect(timeouts.first?["command"] == .string(OnionBrowser1Controller.heartbeatCommand))
     #expect(setup.torEvents("command").contains { $0["command"] == "SIGNAL HUP" })
@@ -301,7 +316,7 @@ import TorControl
         $0["command"] == .string(OnionBrowser1Controller.heartbeatCommand)
       })
     #expect(
-      await Self.eventually {
+      await waitUntil {
         setup.commands.filter { $0.lowercased() == "authenticate [scrubbed]" }.count >= 2
       })
     await ControlPortBackendTests.stop(backend)
@@ -314,19 +329,14 @@ import TorControl
     await Self.start(backend)
     // Once bootstrapped: while tor's events flow, one arriving before RELOAD's answer is taken
     // as that answer and costs the NEWNYM (Tor.framework's quirk, OnionBrowserControllerTests).
-    var ready = false
-    for _ in 0..<500 where !ready {
-      ready = await Self.state(backend).ready
-      if !ready { try await Task.sleep(nanoseconds: 20_000_000) }
-    }
-    #expect(ready)
+    #expect(await waitUntil { await Self.state(backend).ready })
     await Self.networkChanged(backend)
-    #expect(await Self.eventually { setup.service.driver.signals.count >= 2 })
+    #expect(await waitUntil { setup.service.driver.signals.count >= 2 })
     #expect(setup.service.driver.signals == ["RELOAD", "NEWNYM"])
     // The reload brought back the mock's "torrc" DisableNetwork 1; after RELOAD's answer the
     // harness enabled the network again (OnionBrowserHarnessDeviation).
     let expected = ["SIGNAL RELOAD", "SIGNAL NEWNYM", "SETCONF DisableNetwork=0"]
-    #expect(await Self.eventually { Set(setup.commands.suffix(3)) == Set(expected) })
+    #expect(await waitUntil { Set(setup.commands.suffix(3)) == Set(expected) })
     #expect(
       setup.commands.contains(
         #"SETCONF ClientPreferIPv6ORPort="auto" ClientUseIPv4="1" ClientUseIPv6="1""#))
@@ -351,23 +361,36 @@ import TorControl
     #expect(driver.isNetworkDisabled)
   }
 
+  /// The guard on the controller's clock, a manual one, moved by the test: past the guard once
+  /// the mock's plan (in real time) has stalled, then twice the guard's time again. The
+  /// controller connects at its launch (no delay: its thread reads the clock when it launches,
+  /// so the clock moves only after the stall, which needs the connection).
   @Test(.timeLimit(.minutes(1)))
   func version2StalledBootstrapCyclesDisableNetworkOnce() async throws {
     let setup = try Setup(plan: "stall:conn")
-    let backend = await setup.backend(.v2)
+    let clock = ManualClock()
+    var timings = Self.timings
+    timings.connectDelay2 = 0
+    let backend = await setup.backend(.v2, timings: timings, clock: clock)
+    func toggles(_ commands: [String]) -> [String] {
+      commands.filter { $0.hasPrefix("SETCONF DisableNetwork") }
+    }
     await Self.start(backend)
+    // Stalled at conn (5 %): the mock's last phase of the plan; every phase re-armed the guard.
+    #expect(await waitUntil { setup.torEvents("bootstrap").contains { $0["progress"] == 5 } })
+    await clock.advance(by: 2 * timings.stallGuard)
+    #expect(await waitUntil { toggles(setup.commands).count >= 3 })
+    #expect(await waitUntil { !setup.service.driver.isNetworkDisabled })
+    // Twice the guard's time again. The controller looks at its timers before it takes a
+    // network change, so the change's SETCONF marks where a second cycle would have been sent.
+    await clock.advance(by: 2 * timings.stallGuard)
+    await Self.networkChanged(backend)
+    let ipSettings = #"SETCONF ClientPreferIPv6ORPort="auto" ClientUseIPv4="1" ClientUseIPv6="1""#
+    #expect(await waitUntil { setup.commands.contains(ipSettings) })
     #expect(
-      await Self.eventually {
-        setup.commands.filter { $0.hasPrefix("SETCONF DisableNetwork") }.count >= 3
-      })
-    // Twice the guard's time again: it does not repeat.
-    try await Task.sleep(nanoseconds: 2_000_000_000)
-    let toggles = setup.commands.filter { $0.hasPrefix("SETCONF DisableNetwork") }
-    #expect(
-      toggles == [
+      toggles(Array(setup.commands.prefix { $0 != ipSettings })) == [
         "SETCONF DisableNetwork=0", "SETCONF DisableNetwork=1", "SETCONF DisableNetwork=0",
       ])
-    #expect(!setup.service.driver.isNetworkDisabled)
     #expect(setup.torEvents("problem").contains { $0["reason"] == "no-progress" })
     #expect(await Self.progress(backend) == 5)
     await ControlPortBackendTests.stop(backend)
@@ -379,7 +402,7 @@ import TorControl
     let backend = await setup.backend(.v2, bridges: true)
     await Self.start(backend)
     #expect(
-      await Self.eventually {
+      await waitUntil {
         setup.torEvents("problem").contains { $0["reason"] == "no-progress" }
       })
     #expect(

@@ -1,6 +1,7 @@
 import FailClosedSupport
 import Foundation
 import OnionBrowserModel
+import TestSupport
 import Testing
 import TorControl
 
@@ -96,12 +97,6 @@ import TorControl
     #expect(inDevice.directory == directory + "/state/tor")
   }
 
-  static func freePort() throws -> UInt16 {
-    let socket = try Socket.listen(on: SocketAddress("127.0.0.1:0")!)
-    defer { socket.close() }
-    return socket.localAddress!.port
-  }
-
   /// Starts the backend under `profile` with `bridges` in the store, lets its controller take
   /// over, then stops it; returns the torrc tor was given and the events.
   @AppActor static func runBackend(
@@ -111,7 +106,7 @@ import TorControl
     result: Int32, torrc: String?, events: [AppEvent], pid: Int32?, progress: Int
   ) {
     let configuration = try Self.configuration(
-      in: directory, socks: try freePort(), control: try freePort())
+      in: directory, socks: try freeLoopbackPort(), control: try freeLoopbackPort())
     let clock = SystemClock()
     let log = AppEventLog(clock: clock)
     let store = KeyValueStore()
@@ -226,8 +221,8 @@ import TorControl
     let directory = try DebianTorBackendTests.directory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let configuration = try DebianTorBackendTests.configuration(
-      in: directory, socks: try DebianTorBackendTests.freePort(),
-      control: try DebianTorBackendTests.freePort())
+      in: directory, socks: try freeLoopbackPort(),
+      control: try freeLoopbackPort())
     let clock = SystemClock()
     let log = AppEventLog(clock: clock)
     let backend = DebianTorBackend(

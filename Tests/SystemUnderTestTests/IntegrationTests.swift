@@ -2,6 +2,7 @@ import FailClosedSupport
 import Foundation
 import MockTor
 import TLS
+import TestSupport
 import Testing
 
 @testable import SystemUnderTest
@@ -46,16 +47,9 @@ import Testing
       runtime = AppRuntime(configuration: configuration, scheduler: scheduler, log: log)
     }
 
-    func waitFor(_ seconds: Double, until condition: @AppActor () -> Bool) async {
-      let deadline = SystemClock().now + seconds
-      while !condition(), SystemClock().now < deadline {
-        try? await Task.sleep(nanoseconds: 20_000_000)
-      }
-    }
-
     func shutdown() async {
       runtime.activation.setLocationPermission(authorized: false)
-      await waitFor(5) { !runtime.tor.isReady && runtime.tor.bootstrapProgress == 0 }
+      _ = await waitUntil(timeout: 5) { !runtime.tor.isReady && runtime.tor.bootstrapProgress == 0 }
     }
   }
 
@@ -77,7 +71,7 @@ import Testing
     rig.runtime.launch()
     rig.runtime.sendMessage("hello over tor")
     // Nothing may leave before readiness: no socket but probes until then.
-    await rig.waitFor(20) {
+    _ = await waitUntil(timeout: 20) {
       rig.runtime.directory.entries.count == 60
         && rig.log.events(.message).contains { $0["phase"] == "accepted" }
     }

@@ -94,10 +94,3 @@ final class LocalWorldServer: @unchecked Sendable {
     }
   }
 }
-
-/// A port on 127.0.0.1 that is free now.
-func freeLoopbackPort() throws -> UInt16 {
-  let socket = try Socket.listen(on: SocketAddress("127.0.0.1:0")!)
-  defer { socket.close() }
-  return socket.localAddress!.port
-}

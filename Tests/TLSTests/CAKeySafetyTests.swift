@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import TLS
@@ -7,9 +8,6 @@ import Testing
 /// out the root key, and the only file written from the authority (world-ca.pem, in the run's
 /// temporary directory) holds the certificate alone.
 @Suite struct CAKeySafetyTests {
-  static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-    .deletingLastPathComponent().deletingLastPathComponent().path
-
   @Test func theRootCertificateFileHoldsNoKey() throws {
     let authority = try TestCertificateAuthority(commonName: "failclosed key-safety CA")
     let path = NSTemporaryDirectory() + "fc-ca-\(getpid())-\(UUID().uuidString).pem"
@@ -23,7 +21,7 @@ import Testing
   }
 
   @Test func noProductCodeReadsTheRootKey() throws {
-    let sources = Self.root + "/Sources"
+    let sources = repositoryRoot + "/Sources"
     let enumerator = try #require(FileManager.default.enumerator(atPath: sources))
     var users: [String] = []
     for case let path as String in enumerator where path.hasSuffix(".swift") {

@@ -1,6 +1,7 @@
 import FailClosedSupport
 import Foundation
 import TLS
+import TestSupport
 import Testing
 
 @Suite struct TLSHandshakeTests {
@@ -122,8 +123,13 @@ import Testing
       try await BlockingIO.run { try clientEnd.read(max: 10) }
     }
     clientEnd.setTimeout(nil)
-    async let blocked = BlockingIO.run { try clientEnd.read(max: 10) }
-    try await Task.sleep(nanoseconds: 50_000_000)
+    let reader = PollingThread()
+    async let blocked = BlockingIO.run {
+      reader.enter()
+      return try clientEnd.read(max: 10)
+    }
+    // Closed once the reader waits in poll(2): a close before its read would pass unblocked.
+    #expect(await waitUntil(timeout: 5) { reader.isAsleepInPoll })
     clientEnd.close()
     #expect(try await blocked.isEmpty)
     #expect(throws: TLSError.connectionClosed(operation: "write")) {

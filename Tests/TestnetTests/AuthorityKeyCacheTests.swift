@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Testnet
@@ -68,11 +69,7 @@ let haveKeyTools: Bool = ["tor-gencert", "openssl"].allSatisfy { tool in
 /// a file that cannot be read is an error naming it.
 @Suite(
   .serialized,
-  .enabled(
-    if: Privilege.skipReason(
-      unless: haveKeyTools,
-      "needs tor-gencert and openssl (tools/install-deps)") == nil,
-    "needs tor-gencert and openssl (tools/install-deps)"))
+  .needs("needs tor-gencert and openssl (tools/install-deps)", if: haveKeyTools))
 struct AuthorityKeyCacheTests {
   static var haveTools: Bool { haveKeyTools }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import TorControl
 
@@ -35,7 +36,7 @@ import TorControl
     var found: Set<String> = []
     for path in TorPinningTests.files(under: "Sources") where path.hasSuffix(".swift") {
       guard
-        let text = try? String(contentsOfFile: TorPinningTests.root + "/" + path, encoding: .utf8)
+        let text = try? String(contentsOfFile: repositoryRoot + "/" + path, encoding: .utf8)
       else { continue }
       if Self.bindPatterns.contains(where: { text.contains($0) }) { found.insert(path) }
     }

@@ -1,5 +1,6 @@
 import FailClosedSupport
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Testnet
@@ -10,12 +11,10 @@ import Testing
 /// running or listening. The test process owns the network's tors: if it dies, they end too.
 @Suite(
   .serialized,
-  .enabled(
-    if: Privilege.rootSkipReason == nil,
-    "needs root (a network namespace of its own); run as root or in CI"))
+  .needsRoot(because: "a network namespace of its own"))
 struct PrivateNetworkTests {
   @Test func networkClientAndBridgeClientBootstrapAndFetch() async throws {
-    let namespace = try TestnetNamespace("net")
+    let namespace = try TestNamespace("net")
     defer { namespace.remove() }
     let base =
       NSTemporaryDirectory() + "failclosed-testnet-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"

@@ -1,13 +1,16 @@
 import FailClosedSupport
 import Foundation
 import Glibc
+import TestSupport
 import Testing
 
 @testable import Testnet
 
 /// Root, ip, Debian's tor, tor-gencert and obfs4proxy, and the built failclosed.
+let testnetUpKillNeeds =
+  "needs root, ip, Debian's tor and obfs4proxy, and the failclosed binary (swift build)"
 let testnetUpKillReady: Bool =
-  TestnetNamespace.available && TestnetUpKillTests.binary != nil
+  TestNamespace.available && FailclosedBinary.built != nil
   && ["obfs4proxy", "tor-gencert", "tor"].allSatisfy {
     FileManager.default.isExecutableFile(atPath: "/usr/bin/" + $0)
   }
@@ -20,20 +23,8 @@ let testnetUpKillReady: Bool =
 /// listening socket, no directory and no state is left.
 @Suite(
   .serialized,
-  .enabled(
-    if: Privilege.skipReason(unless: testnetUpKillReady, "") == nil,
-    "needs root, ip, Debian's tor and obfs4proxy, and the failclosed binary (swift build)"))
+  .needs(testnetUpKillNeeds, if: testnetUpKillReady))
 struct TestnetUpKillTests {
-  static let missing =
-    "needs root, ip, Debian's tor and obfs4proxy, and the failclosed binary (swift build)"
-
-  /// The built `failclosed`, beside this test bundle (as the CLI tests find it).
-  static var binary: String? {
-    let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? ""
-    let candidate = URL(fileURLWithPath: exe).deletingLastPathComponent()
-      .appendingPathComponent("failclosed").path
-    return FileManager.default.isExecutableFile(atPath: candidate) ? candidate : nil
-  }
 
   /// Tors of the network in `directory` (a tor whose arguments name a file under it), and
   /// every process they started (the bridge's obfs4proxy).
@@ -45,22 +36,12 @@ struct TestnetUpKillTests {
     return tors + TestnetShutdown.descendants(of: tors).filter(TestnetShutdown.isAlive)
   }
 
-  /// Polls `condition` every 20 ms until it holds or `seconds` pass; whether it held.
-  static func within(_ seconds: Double, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-      if condition() { return true }
-      usleep(20_000)
-    }
-    return condition()
-  }
-
   /// `tors`: how many tors of it run when `up` is killed: 1, while it starts the rest; 6
   /// (every node with the bridge), while it waits for the consensus.
   @Test(arguments: [(SIGTERM, 1), (SIGKILL, 1), (SIGINT, 6)])
   func upKilledWhileStartingLeavesNothing(signal: Int32, tors: Int) throws {
-    let binary = try #require(Self.binary, "\(Self.missing)")
-    let namespace = try TestnetNamespace("sig\(signal)")
+    let binary = try #require(FailclosedBinary.built, "\(testnetUpKillNeeds)")
+    let namespace = try TestNamespace("sig\(signal)")
     let base = NSTemporaryDirectory() + "fc-testnet-up-\(getpid())-\(UUID().uuidString.prefix(8))"
     let directory = base + "/net"
     let statePath = TestnetState.path(forDirectory: directory)
@@ -92,7 +73,7 @@ struct TestnetUpKillTests {
     // Killed once `tors` tors of it run (not a sleep: keys from the cache take 50 ms, made
     // ones seconds).
     var running: [pid_t] = []
-    let started = Self.within(180) {
+    let started = waitUntil(timeout: 180) {
       running = Self.leftovers(of: directory).filter {
         TestnetShutdown.isTor($0, of: directory)
       }
@@ -111,7 +92,7 @@ struct TestnetUpKillTests {
     // is the backstop should the watcher be gone too: not counted on here).
     let bound = 10.0
     var left: [pid_t] = []
-    let cleared = Self.within(bound) {
+    let cleared = waitUntil(timeout: bound) {
       left = Self.leftovers(of: directory)
       return left.isEmpty
     }
@@ -123,7 +104,7 @@ struct TestnetUpKillTests {
     // namespace at all (`up`'s watcher included, once done).
     var inside: [String] = []
     #expect(
-      Self.within(5) {
+      waitUntil(timeout: 5) {
         inside = namespace.processes().map {
           "\($0) " + TestnetShutdown.arguments($0).joined(separator: " ").prefix(80)
         }
@@ -131,7 +112,7 @@ struct TestnetUpKillTests {
       }, "still running in the namespace: \(inside)")
     var listening: [String] = []
     #expect(
-      Self.within(5) {
+      waitUntil(timeout: 5) {
         listening = (try? namespace.listeners()) ?? ["ss failed"]
         return listening.isEmpty
       }, "still bound in the namespace: \(listening)")
@@ -140,7 +121,8 @@ struct TestnetUpKillTests {
       #expect(output().contains("signal \(signal) while starting"), "\(output())")
     }
     #expect(
-      Self.within(5) { !FileManager.default.fileExists(atPath: directory) }, "\(directory) left")
+      waitUntil(timeout: 5) { !FileManager.default.fileExists(atPath: directory) },
+      "\(directory) left")
     #expect(!FileManager.default.fileExists(atPath: statePath), "\(statePath) left")
   }
 
@@ -148,8 +130,8 @@ struct TestnetUpKillTests {
   /// configuration, so neither tor's 15 s check nor a closed connection ends it) and the
   /// network runs on after `up` has exited, until `down`, which leaves nothing.
   @Test func aReadyNetworkOutlivesUpUntilDown() throws {
-    let binary = try #require(Self.binary, "\(Self.missing)")
-    let namespace = try TestnetNamespace("ready")
+    let binary = try #require(FailclosedBinary.built, "\(testnetUpKillNeeds)")
+    let namespace = try TestNamespace("ready")
     let base = NSTemporaryDirectory() + "fc-testnet-up-\(getpid())-\(UUID().uuidString.prefix(8))"
     let directory = base + "/net"
     let statePath = TestnetState.path(forDirectory: directory)

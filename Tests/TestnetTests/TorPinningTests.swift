@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import TorControl
 
@@ -8,9 +9,6 @@ import TorControl
 /// starts it pinned (private DirAuthority lines, or a loopback bridge with UseBridges 1).
 /// A new place fails this test until it is reviewed and added below with its check.
 @Suite struct TorPinningTests {
-  static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-    .deletingLastPathComponent().deletingLastPathComponent().path
-
   /// Text that starts a tor process (Swift argument lists and shell commands).
   static let startPatterns = [
     #""tor", "-f""#, #""/usr/bin/tor""#, #"torBinary, "-f""#, "setsid tor ", "exec tor ",
@@ -56,13 +54,14 @@ import TorControl
   ]
 
   static func files(under directory: String) -> [String] {
-    let base = root + "/" + directory
+    let base = repositoryRoot + "/" + directory
     guard let enumerator = FileManager.default.enumerator(atPath: base) else { return [] }
     return enumerator.compactMap { $0 as? String }.filter { !$0.hasPrefix(".") }
       .map { directory + "/" + $0 }
       .filter { path in
         var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: root + "/" + path, isDirectory: &isDirectory)
+        return FileManager.default.fileExists(
+          atPath: repositoryRoot + "/" + path, isDirectory: &isDirectory)
           && !isDirectory.boolValue
       }
   }
@@ -72,7 +71,7 @@ import TorControl
     for path in Self.files(under: "Sources") + Self.files(under: "Tests")
       + Self.files(under: "tools") + Self.files(under: "BitchatShims")
     where path != "Tests/TestnetTests/TorPinningTests.swift" {
-      guard let data = FileManager.default.contents(atPath: Self.root + "/" + path),
+      guard let data = FileManager.default.contents(atPath: repositoryRoot + "/" + path),
         let text = String(data: data, encoding: .utf8)
       else { continue }
       if Self.startPatterns.contains(where: { text.contains($0) }) { found.insert(path) }
@@ -92,7 +91,7 @@ import TorControl
     "Tests/SystemUnderTestTests/DebianTorControlTests.swift",
   ])
   func testsStartTorPinned(_ path: String) throws {
-    let text = try String(contentsOfFile: Self.root + "/" + path, encoding: .utf8)
+    let text = try String(contentsOfFile: repositoryRoot + "/" + path, encoding: .utf8)
     let blocks = text.components(separatedBy: "\"\"\"").enumerated()
       .filter { $0.offset % 2 == 1 }.map(\.element)
       .filter { $0.contains("DataDirectory") }

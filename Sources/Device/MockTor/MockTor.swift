@@ -26,6 +26,7 @@ public final class MockTor: @unchecked Sendable {
   private var keptState: (from: Double, until: Double, state: BootstrapState)?
   private var keptReady: (from: Double, until: Double, ready: Bool)?
   private var streams = 0
+  private var waitingForBootstrap = 0
   private var peak = 0
   private var bindError: (any Error)?
   private let monitorDone = DispatchSemaphore(value: 0)
@@ -83,6 +84,15 @@ public final class MockTor: @unchecked Sendable {
   public var socksAddress: SocketAddress? { lock.withLock { listener?.address } }
 
   var isStoppedOrCrashed: Bool { lock.withLock { !running || crashed } }
+
+  /// ctor streams held until the bootstrap completes (tor's pending streams), each with its
+  /// wait limit already counted from the plan time it arrived: what a test on a manual clock
+  /// waits for before it moves the time, instead of sleeping and hoping the stream got there.
+  public var streamsWaitingForBootstrap: Int { lock.withLock { waitingForBootstrap } }
+
+  func streamWaitsForBootstrap(_ waiting: Bool) {
+    lock.withLock { waitingForBootstrap += waiting ? 1 : -1 }
+  }
 
   /// Connections held right now (handshaking plus streaming) and the most ever held.
   public var connectionCounts: (current: Int, peak: Int) {

@@ -64,6 +64,9 @@ final class SOCKSStreamRelay: @unchecked Sendable {
   /// gets the reply tor gives a timed-out stream (END_STREAM_REASON_TIMEOUT -> 0x06).
   private func waitForBootstrap() -> StreamOutcome? {
     let deadline = mock.planTime + configuration.streamWaitLimit
+    guard !mock.isReady else { return nil }
+    mock.streamWaitsForBootstrap(true)
+    defer { mock.streamWaitsForBootstrap(false) }
     while !mock.isReady {
       if mock.isStoppedOrCrashed { return StreamOutcome(result: .closedByMock, reply: nil) }
       if mock.planTime >= deadline { return fail(.ttlExpired, .bootstrapWaitTimedOut) }
