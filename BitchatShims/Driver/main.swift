@@ -28,8 +28,18 @@ while !arguments.isEmpty {
 }
 guard let actionsFile = options["actions"] else { usage("--actions FILE is required") }
 let stateDirectory = options["state-dir"] ?? NSTemporaryDirectory() + "bitchat-source-\(getpid())"
-setenv("XDG_DATA_HOME", stateDirectory + "/data", 1)
-setenv("XDG_CONFIG_HOME", stateDirectory + "/config", 1)
+// Foundation reads XDG_DATA_HOME once, as the process starts: a setenv here came too late, and
+// Application Support was ~/.local/share for every run at once (runs side by side removed one
+// another's tor directories). So the driver starts itself again with them in its environment.
+let xdg = [
+  "XDG_DATA_HOME": stateDirectory + "/data", "XDG_CONFIG_HOME": stateDirectory + "/config",
+]
+if xdg.contains(where: { getenv($0.key).map { String(cString: $0) } != $0.value }) {
+  for (name, value) in xdg { setenv(name, value, 1) }
+  let argv = CommandLine.arguments.map { strdup($0) } + [nil]
+  execv("/proc/self/exe", argv)
+  usage("cannot start itself again with XDG_DATA_HOME set: \(String(cString: strerror(errno)))")
+}
 try? FileManager.default.createDirectory(
   atPath: stateDirectory + "/data/bitchat", withIntermediateDirectories: true)
 
