@@ -27,10 +27,15 @@ while !arguments.isEmpty {
   options[String(name.dropFirst(2))] = arguments.removeFirst()
 }
 guard let actionsFile = options["actions"] else { usage("--actions FILE is required") }
-let stateDirectory = options["state-dir"] ?? NSTemporaryDirectory() + "bitchat-source-\(getpid())"
-// Foundation reads XDG_DATA_HOME once, as the process starts: a setenv here came too late, and
-// Application Support was ~/.local/share for every run at once (runs side by side removed one
-// another's tor directories). So the driver starts itself again with them in its environment.
+// Absolute: XDG_DATA_HOME must be (the XDG spec ignores a relative one, and Foundation then
+// falls back to ~/.local/share), and the lanes name it relative to a relative --report.
+let stateDirectory = URL(
+  fileURLWithPath: options["state-dir"] ?? NSTemporaryDirectory() + "bitchat-source-\(getpid())",
+  relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
+).standardizedFileURL.path
+// Foundation may read XDG_DATA_HOME once, as the process starts, so the driver starts itself
+// again with them in its environment: Application Support was ~/.local/share for every run at
+// once, and runs side by side removed one another's tor directories.
 let xdg = [
   "XDG_DATA_HOME": stateDirectory + "/data", "XDG_CONFIG_HOME": stateDirectory + "/config",
 ]
